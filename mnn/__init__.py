@@ -1,0 +1,34 @@
+"""mnn: MNN's inference and training engine as a Python package with Cython kernels.
+
+Scripts written for pymnn run with ``import mnn as MNN``: ``MNN.expr`` (the lazy Var
+graph), ``MNN.numpy``, ``MNN.nn``, ``MNN.optim``, ``MNN.data``, ``MNN.cv``.
+"""
+import importlib
+import sys
+
+from ._version import __version__
+from . import express
+
+# pymnn's public name for the express API is ``MNN.expr``; one module, two names.
+expr = express
+sys.modules[__name__ + ".expr"] = express
+
+__all__ = ["__version__", "expr", "express", "show_config"]
+
+# Subpackages that exist are importable as attributes (mnn.numpy, mnn.nn, ...) on first use.
+_LAZY = ("numpy", "nn", "optim", "data", "cv", "format", "tools", "examples")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'mnn' has no attribute {name!r}")
+
+
+def show_config(file=None):
+    """Print the build: version, compiled kernels, OpenMP, BLAS and thread count."""
+    from ._config import config_lines
+
+    print("\n".join(config_lines()), file=file)

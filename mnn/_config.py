@@ -1,0 +1,45 @@
+"""What ``mnn.show_config()`` reports."""
+import importlib
+import pkgutil
+
+from ._version import __version__
+
+
+def compiled_kernels():
+    """Names of the compiled kernel modules in ``mnn._cython`` that import."""
+    from . import _cython
+
+    names = []
+    for info in pkgutil.iter_modules(_cython.__path__):
+        importlib.import_module(f"{_cython.__name__}.{info.name}")
+        names.append(info.name)
+    return sorted(names)
+
+
+def config_lines():
+    """The lines ``show_config`` prints."""
+    import numpy
+    import scipy
+
+    from .express.runtime import get_thread_number
+
+    lines = [f"mnn {__version__}",
+             f"numpy {numpy.__version__}, scipy {scipy.__version__}",
+             f"threads: {get_thread_number()}"]
+    kernels = compiled_kernels()
+    lines.append("compiled kernels: " + (", ".join(kernels) if kernels else "none"))
+    try:
+        from ._cython import parallel
+
+        lines.append(f"OpenMP: {parallel.openmp_max_threads()} threads available")
+    except ImportError:
+        lines.append("OpenMP: kernel module 'parallel' not built")
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [f"{i['internal_api']} {i.get('version')} ({i.get('architecture')})"
+                for i in threadpool_info() if i.get("user_api") == "blas"]
+        lines.append("BLAS: " + (", ".join(blas) if blas else "unknown"))
+    except ImportError:
+        lines.append("BLAS: scipy.linalg.cython_blas (install threadpoolctl for details)")
+    return lines

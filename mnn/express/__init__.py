@@ -1,0 +1,32 @@
+"""mnn.express: the lazy Var graph and MNN.expr's functions (public name ``mnn.expr``).
+
+``import mnn.expr as F`` (or ``F = mnn.expr``) gives pymnn's ``MNN.expr`` surface: build
+ops on Vars, read values with ``read()`` or ``np.asarray``.
+"""
+from . import dtypes as _dtypes_module
+from . import formats as _formats_module
+from .autodiff import grad
+from .dtypes import (bool, double, dtype, float, float32, float64, int, int8, int32,  # noqa: A004
+                     int64, uint8)
+from .errors import MnnError, OpError
+from .formats import NC4HW4, NCHW, NHWC, NHWC4, data_format
+from .graph import Expr
+from .optable import all_ops, get_op
+from .runtime import get_thread_number, lazy_eval, set_thread_number
+from .var import Var, const, is_var, placeholder, scalar, to_var
+
+# Op families, each registering its ops in the table on import. Every name in a module's
+# __all__ is part of the public surface.
+from .ops import creation, elementwise, linalg, movement, reduce, selection
+
+_OP_MODULES = [elementwise, reduce, movement, selection, creation, linalg]
+
+
+def _export(modules, namespace):
+    for module in modules:
+        for name in module.__all__:
+            namespace[name] = getattr(module, name)
+
+
+_export(_OP_MODULES, globals())
+del _dtypes_module, _formats_module

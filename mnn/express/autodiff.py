@@ -1,0 +1,98 @@
+"""Reverse-mode autodiff over the express graph.
+
+Gradients are built with express ops from each op's rule in the op table, so they are
+lazy graphs themselves (and can be differentiated again). An op on the path without a
+rule raises, naming it: MNN silently skips such ops; a silently missing gradient is a
+training bug nobody finds.
+"""
+from .errors import OpError
+from .var import Var, to_var
+
+__all__ = ["grad"]
+
+
+def _path_exprs(outputs, wanted):
+    """Op Exprs between ``wanted`` sources and ``outputs``, consumers before producers."""
+    wanted_ids = {v.expr.id for v in wanted}
+    # Topological order of everything above the outputs (inputs first).
+    order, seen, stack = [], set(), [(v.expr, False) for v in outputs]
+    while stack:
+        expr, expanded = stack.pop()
+        if expanded:
+            order.append(expr)
+            continue
+        if expr.id in seen:
+            continue
+        seen.add(expr.id)
+        stack.append((expr, True))
+        for v in expr.inputs:
+            if v.expr.id not in seen:
+                stack.append((v.expr, False))
+    # Keep only Exprs that depend on a wanted Var.
+    reaches = set()
+    for expr in order:
+        if expr.id in wanted_ids or any(v.expr.id in reaches for v in expr.inputs):
+            reaches.add(expr.id)
+    return [e for e in reversed(order) if e.id in reaches and e.op is not None], reaches
+
+
+def grad(outputs, wrt, output_grads=None):
+    """Gradients of ``outputs`` with respect to each Var in ``wrt``.
+
+    Parameters
+    ----------
+    outputs : Var or list of Var
+        What to differentiate. A non-scalar output needs its ``output_grads`` entry.
+    wrt : list of Var
+        The Vars to differentiate with respect to (any Vars, usually parameters).
+    output_grads : list of (Var or array_like or None), optional
+        The gradient flowing into each output; default ones for scalar outputs.
+
+    Returns
+    -------
+    list of Var
+        One gradient per ``wrt`` entry, shaped like it (zeros where no path exists).
+    """
+    from .ops.creation import ones_like, zeros_like
+
+    if isinstance(outputs, Var):
+        outputs = [outputs]
+    outputs = list(outputs)
+    wrt = list(wrt)
+    if output_grads is None:
+        output_grads = [None] * len(outputs)
+    grads = {}  # (expr id, output index) -> Var
+
+    def add(key, g):
+        grads[key] = g if key not in grads else grads[key] + g
+
+    for out, g in zip(outputs, output_grads):
+        if g is None:
+            if out.size != 1:
+                raise OpError(f"grad: output {out.name} has shape {out.shape}; pass its "
+                              "gradient in output_grads")
+            g = ones_like(out)
+        add((out.expr.id, out.index), to_var(g))
+
+    exprs, reaches = _path_exprs(outputs, wrt)
+    wrt_keys = {(v.expr.id, v.index) for v in wrt}
+    for expr in exprs:
+        out_grads = [grads.get((expr.id, i)) for i in range(len(expr.outputs))]
+        if all(g is None for g in out_grads):
+            continue
+        needed = [v.expr.id in reaches and v.dtype.kind == "f" for v in expr.inputs]
+        if not any(needed):
+            continue
+        if expr.op.grad is None:
+            raise OpError(f"grad: op {expr.op.name} has no gradient rule, and a gradient "
+                          "must pass through it")
+        in_grads = expr.op.grad(expr.inputs, expr.outputs, out_grads, **expr.attrs)
+        for v, g, need in zip(expr.inputs, in_grads, needed):
+            if g is not None and need:
+                add((v.expr.id, v.index), g)
+        # Free what is no longer needed unless it is asked for.
+        for i in range(len(expr.outputs)):
+            if (expr.id, i) not in wrt_keys:
+                grads.pop((expr.id, i), None)
+    return [grads.get((v.expr.id, v.index)) if (v.expr.id, v.index) in grads
+            else zeros_like(v) for v in wrt]

@@ -1,0 +1,275 @@
+"""Expr and the graph machinery: building ops, staleness and evaluation.
+
+An :class:`Expr` is one node: either an op applied to input Vars, or a source holding a
+value (placeholder, constant, trainable). Each Expr owns one :class:`~mnn.express.var.Var`
+per output, created once, so that rewriting a Var (``fix_as_const``, ``replace``) is seen by
+every consumer.
+
+Evaluation is lazy and cached. Every Expr carries a ``version`` that grows whenever its
+values change; an op Expr remembers the versions of its inputs at the time it computed.
+Reading a Var walks the graph above it, recomputing only the Exprs whose inputs changed.
+Cached arrays are never written in place (sources are replaced on ``write``), so ops may
+return views of their inputs and ``read()`` results stay valid.
+"""
+import numpy as np
+
+from .errors import OpError
+from .optable import TensorMeta, get_op
+
+__all__ = ["Expr", "apply", "SOURCE_KINDS"]
+
+# Kinds of source Exprs (no op, a value of their own).
+PLACEHOLDER = "placeholder"
+CONST = "const"
+TRAINABLE = "trainable"
+SOURCE_KINDS = (PLACEHOLDER, CONST, TRAINABLE)
+
+_counter = [0]
+
+
+def _next_id():
+    _counter[0] += 1
+    return _counter[0]
+
+
+class Expr:
+    """A node of the graph.
+
+    Attributes
+    ----------
+    op : OpDef or None
+        The op, or None for a source.
+    kind : str
+        ``"op"`` or one of ``placeholder``, ``const``, ``trainable``.
+    inputs : list of Var
+    attrs : dict
+        The op's attributes (keyword arguments of its compute/infer).
+    metas : list of TensorMeta
+        Static shape/dtype per output (shape None when only computing tells).
+    """
+
+    __slots__ = ("op", "kind", "inputs", "attrs", "metas", "values", "version",
+                 "input_versions", "name", "outputs", "data_format", "id", "in_sig",
+                 "meta_epoch", "__weakref__")
+
+    def __init__(self, op, kind, inputs, attrs, metas, name=None, data_format=None):
+        from .formats import NCHW
+        from .var import Var
+
+        self.op = op
+        self.kind = kind
+        self.inputs = list(inputs)
+        self.attrs = attrs
+        self.metas = list(metas)
+        self.values = None
+        self.version = 0
+        self.input_versions = None
+        self.id = _next_id()
+        self.in_sig = _signature(self.inputs)
+        self.meta_epoch = _epoch[0]
+        self.name = name
+        self.data_format = NCHW if data_format is None else data_format
+        self.outputs = [Var(self, i) for i in range(len(self.metas))]
+
+    @property
+    def op_type(self):
+        """The op name, or the source kind for sources (MNN calls sources ``Input``)."""
+        return self.op.name if self.op is not None else self.kind
+
+    def __repr__(self):
+        return f"Expr({self.op_type}, id={self.id}, name={self.name!r})"
+
+    # -- sources -----------------------------------------------------------------------
+    def set_source_value(self, array):
+        """Replace a source's value (never in place: readers may hold the old array)."""
+        array.flags.writeable = False
+        self.values = [array]
+        self.metas = [TensorMeta(array.shape, array.dtype,
+                                 array if self.kind == CONST else None)]
+        self.version += 1
+
+    # -- evaluation --------------------------------------------------------------------
+    def _fresh(self):
+        if self.op is None:
+            return True
+        if self.values is None:
+            return False
+        return self.input_versions == tuple(v.expr.version for v in self.inputs)
+
+    def evaluate(self):
+        """Compute this Expr's outputs if stale (and everything stale above it)."""
+        if self.op is None:
+            if self.values is None:
+                raise OpError(f"mnn: placeholder {self.name or self.id} has not been "
+                              "written: call write() before reading what depends on it")
+            return self.values
+        for expr in _stale_order(self):
+            expr._compute()
+        return self.values
+
+    def refresh_metas(self):
+        """Re-infer static shapes above and including this Expr after a ``resize``.
+
+        Only needed when some placeholder changed shape since the metas were inferred
+        (tracked by a global epoch), so ordinary graphs pay nothing.
+        """
+        if self.meta_epoch == _epoch[0]:
+            return
+        for expr in _ancestors(self):
+            if expr.op is not None and _signature(expr.inputs) != expr.in_sig:
+                expr._reinfer([v.expr.metas[v.index] for v in expr.inputs])
+            expr.meta_epoch = _epoch[0]
+
+    def _reinfer(self, metas):
+        self.in_sig = tuple((m.shape, m.dtype) for m in metas)
+        if any(m.shape is None for m in metas):
+            self.metas = _infer_unknown(self.op, metas, self.attrs)
+        else:
+            self.metas = _run_infer(self.op, metas, self.attrs)
+
+    def _compute(self):
+        arrays = []
+        for v in self.inputs:
+            src = v.expr
+            if src.values is None:
+                raise OpError(f"mnn: placeholder {src.name or src.id} has not been written:"
+                              f" call write() before reading {self.op_type}")
+            arrays.append(src.values[v.index])
+        sig = tuple((a.shape, a.dtype) for a in arrays)
+        if sig != self.in_sig:
+            # Inputs changed shape (resize, or shapes that only computing told): check
+            # the op accepts them and learn the output shapes, with a proper error.
+            self._reinfer([TensorMeta(a.shape, a.dtype, a) for a in arrays])
+        try:
+            result = self.op.compute(arrays, **self.attrs)
+        except OpError as exc:
+            raise OpError(_describe(self.op.name, [_meta_of(a) for a in arrays], str(exc)))
+        if isinstance(result, np.ndarray) or np.isscalar(result):
+            result = [result]
+        outs = []
+        for i, out in enumerate(result):
+            out = np.asarray(out)
+            meta = self.metas[i] if i < len(self.metas) else None
+            if meta is not None and meta.shape is not None:
+                if out.shape != tuple(meta.shape) or out.dtype != meta.dtype:
+                    raise RuntimeError(
+                        f"mnn internal error: op {self.op.name} computed {out.shape} "
+                        f"{out.dtype} but inferred {meta.shape} {meta.dtype}")
+            if out.flags.writeable:
+                out.flags.writeable = False
+            outs.append(out)
+        if len(outs) != len(self.outputs):
+            raise RuntimeError(f"mnn internal error: op {self.op.name} returned {len(outs)} "
+                               f"outputs, expected {len(self.outputs)}")
+        self.values = outs
+        self.metas = [TensorMeta(o.shape, o.dtype) for o in outs]
+        self.in_sig = sig
+        self.input_versions = tuple(v.expr.version for v in self.inputs)
+        self.version += 1
+
+
+_epoch = [0]
+
+
+def bump_shape_epoch():
+    """Note that some placeholder changed shape: static metas must be re-checked."""
+    _epoch[0] += 1
+
+
+def _signature(inputs):
+    return tuple((m.shape, m.dtype) for m in (v.expr.metas[v.index] for v in inputs))
+
+
+def _ancestors(root):
+    """All Exprs above and including ``root``, inputs before consumers (iterative)."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        expr, expanded = stack.pop()
+        if expanded:
+            order.append(expr)
+            continue
+        if expr.id in seen:
+            continue
+        seen.add(expr.id)
+        stack.append((expr, True))
+        for v in expr.inputs:
+            if v.expr.id not in seen:
+                stack.append((v.expr, False))
+    return order
+
+
+def _stale_order(root):
+    """Stale op Exprs above and including ``root``, inputs before consumers.
+
+    Iterative (graphs of thousands of ops would overflow Python's recursion limit). An
+    Expr is stale when it has no values, an input is stale, or an input's version moved.
+    """
+    order = []
+    state = {}  # id -> True (stale) / False (fresh), once decided
+    stack = [(root, False)]
+    while stack:
+        expr, expanded = stack.pop()
+        if expr.id in state:
+            continue
+        if expr.op is None:
+            state[expr.id] = False
+            continue
+        if not expanded:
+            stack.append((expr, True))
+            for v in expr.inputs:
+                if v.expr.id not in state:
+                    stack.append((v.expr, False))
+            continue
+        stale = (expr.values is None
+                 or any(state.get(v.expr.id, False) for v in expr.inputs)
+                 or not expr._fresh())
+        state[expr.id] = stale
+        if stale:
+            order.append(expr)
+    return order
+
+
+def _meta_of(array):
+    return TensorMeta(array.shape, array.dtype)
+
+
+def _describe(opname, metas, message):
+    shapes = ", ".join(str(list(m.shape)) if m.shape is not None else "?" for m in metas)
+    dtypes = ", ".join(str(m.dtype) for m in metas)
+    return f"{opname}: {message} (input shapes: {shapes}; dtypes: {dtypes})"
+
+
+def apply(opname, inputs, **attrs):
+    """Build op ``opname`` on ``inputs`` (Vars) and return its output Vars.
+
+    Shape and dtype inference runs now, so a mismatch raises on the caller's line with the
+    op, the input shapes and dtypes in the message. Nothing is computed.
+    """
+    op = get_op(opname)
+    metas = [v.expr.metas[v.index] for v in inputs]
+    if any(m.shape is None for m in metas):
+        # Shape depends on data upstream: ask the op anyway when it copes with unknowns
+        # (it returns shapes of None), otherwise computing will tell.
+        out_metas = _infer_unknown(op, metas, attrs)
+    else:
+        out_metas = _run_infer(op, metas, attrs)
+    fmt = inputs[0].expr.data_format if inputs else None
+    expr = Expr(op, "op", inputs, attrs, out_metas, data_format=fmt)
+    return expr.outputs
+
+
+def _run_infer(op, metas, attrs):
+    try:
+        out = op.infer(metas, **attrs)
+    except OpError as exc:
+        raise OpError(_describe(op.name, metas, str(exc))) from None
+    return [TensorMeta(tuple(int(d) for d in s) if s is not None else None,
+                       np.dtype(d) if d is not None else None) for s, d in out]
+
+
+def _infer_unknown(op, metas, attrs):
+    n = op.n_outputs
+    if n < 0:
+        raise OpError(_describe(op.name, metas, "the number of outputs depends on an input "
+                                "shape that is not known yet; write the placeholder first"))
+    return [TensorMeta(None, None)] * n

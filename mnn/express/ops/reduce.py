@@ -1,0 +1,155 @@
+"""Reductions: MNN's ``reduce_{sum,mean,max,min,prod,any,all}``.
+
+``axis=[]`` (MNN's default) or ``None`` reduces over every axis. Negative axes count from
+the end. Sums of integers keep the integer dtype (MNN), unlike numpy's widening to int64.
+"""
+import numpy as np
+
+from ..errors import OpError
+from ..graph import apply
+from ..optable import OpDef, register
+from ..var import to_var
+
+__all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+           "reduce_any", "reduce_all", "normalize_axes"]
+
+
+def normalize_axes(axis, ndim, opname="reduce"):
+    """Axes as a sorted tuple of non-negative ints; ``None``/``[]`` means all axes.
+
+    Raises
+    ------
+    OpError
+        If an axis is out of range or repeated.
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        axis = [int(axis)]
+    axis = [int(a) for a in axis]
+    if not axis:
+        return tuple(range(ndim))
+    out = []
+    for a in axis:
+        if not -ndim <= a < max(ndim, 1):
+            raise OpError(f"axis {a} is out of range for a {ndim}-d input")
+        a = a % ndim if ndim else 0
+        if a in out:
+            raise OpError(f"axis {a} is repeated in {axis}")
+        out.append(a)
+    return tuple(sorted(out))
+
+
+def _reduced_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _reduce_op(name, fn, out_dtype, grad=None, needs_elements=False):
+    def infer(metas, axes, keepdims):
+        (m,) = metas
+        axes = normalize_axes(axes, len(m.shape))
+        if needs_elements and any(m.shape[a] == 0 for a in axes):
+            raise OpError(f"zero-size axis has no {name[7:]}")
+        return [(_reduced_shape(m.shape, axes, keepdims), out_dtype(m.dtype))]
+
+    def compute(arrays, axes, keepdims):
+        x = arrays[0]
+        axes = normalize_axes(axes, x.ndim)
+        out = fn(x, axis=axes, keepdims=keepdims)
+        return np.asarray(out, dtype=out_dtype(x.dtype))
+
+    register(OpDef(name, infer, compute, grad))
+
+    def public(x, axis=[], keepdims=False):  # noqa: B006 - MNN's default, never mutated
+        x = to_var(x)
+        axes = normalize_axes(axis, x.ndim) if x.expr.metas[x.index].shape is not None \
+            else (None if axis is None else tuple(np.atleast_1d(axis).tolist()))
+        return apply(name, [x], axes=axes, keepdims=bool(keepdims))[0]
+
+    public.__name__ = name
+    public.__qualname__ = name
+    public.__doc__ = (f"``{name}`` of ``x`` over ``axis`` (all axes when empty).\n\n"
+                      "Parameters\n----------\nx : Var or array_like\n"
+                      "axis : int or sequence of int\nkeepdims : bool\n\n"
+                      "Returns\n-------\nVar\n")
+    return public
+
+
+def _same(dt):
+    return dt
+
+
+def _sum_dtype(dt):
+    return np.dtype(np.int32) if dt == np.bool_ else dt
+
+
+def _mean_dtype(dt):
+    return dt if dt.kind == "f" else np.dtype(np.float64) if dt.kind != "b" \
+        else np.dtype(np.float64)
+
+
+def _bool(dt):
+    return np.dtype(np.bool_)
+
+
+def _expand_back(g, x_shape, axes, keepdims):
+    """Reshape a reduced gradient so it broadcasts against the input again."""
+    from .movement import reshape
+
+    if keepdims:
+        return g
+    return reshape(g, [1 if i in axes else d for i, d in enumerate(x_shape)])
+
+
+def _sum_grad(inputs, outputs, grads, axes, keepdims):
+    from .movement import broadcast_to
+
+    x = inputs[0]
+    axes = normalize_axes(axes, x.ndim)
+    return [broadcast_to(_expand_back(grads[0], x.shape, axes, keepdims), x.shape)]
+
+
+def _mean_grad(inputs, outputs, grads, axes, keepdims):
+    x = inputs[0]
+    axes = normalize_axes(axes, x.ndim)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    (g,) = _sum_grad(inputs, outputs, grads, axes, keepdims)
+    return [g * (1.0 / max(count, 1))]
+
+
+def _extreme_grad(inputs, outputs, grads, axes, keepdims):
+    # Gradient goes to every position equal to the extreme, split evenly among ties
+    # (torch's amax/amin rule).
+    from .elementwise import cast, equal
+    from .movement import broadcast_to
+
+    x = inputs[0]
+    axes = normalize_axes(axes, x.ndim)
+    y = _expand_back(outputs[0], x.shape, axes, keepdims)
+    g = _expand_back(grads[0], x.shape, axes, keepdims)
+    mask = cast(equal(x, y), x.dtype)
+    count = reduce_sum(mask, list(axes), keepdims=True)
+    return [broadcast_to(g, x.shape) * mask / count]
+
+
+def _prod_grad(inputs, outputs, grads, axes, keepdims):
+    # d prod / d x_i = prod / x_i; written for nonzero inputs (zeros give inf/nan as in
+    # the plain formula; torch special-cases them, a documented difference).
+    from .movement import broadcast_to
+
+    x = inputs[0]
+    axes = normalize_axes(axes, x.ndim)
+    y = _expand_back(outputs[0], x.shape, axes, keepdims)
+    g = _expand_back(grads[0], x.shape, axes, keepdims)
+    return [broadcast_to(g * y, x.shape) / x]
+
+
+reduce_sum = _reduce_op("reduce_sum", np.sum, _sum_dtype, _sum_grad)
+reduce_mean = _reduce_op("reduce_mean", np.mean, _mean_dtype, _mean_grad)
+reduce_max = _reduce_op("reduce_max", np.max, _same, _extreme_grad, needs_elements=True)
+reduce_min = _reduce_op("reduce_min", np.min, _same, _extreme_grad, needs_elements=True)
+reduce_prod = _reduce_op("reduce_prod", np.prod, _sum_dtype, _prod_grad)
+reduce_any = _reduce_op("reduce_any", np.any, _bool)
+reduce_all = _reduce_op("reduce_all", np.all, _bool)

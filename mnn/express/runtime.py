@@ -1,0 +1,58 @@
+"""Process-wide engine settings: thread count and evaluation mode."""
+import os
+
+__all__ = ["set_thread_number", "get_thread_number", "lazy_eval", "is_lazy"]
+
+_state = {"threads": max(1, min(os.cpu_count() or 1, 4)), "lazy": True}
+
+
+def set_thread_number(n):
+    """Set how many threads the compiled kernels (and BLAS) use.
+
+    Parameters
+    ----------
+    n : int
+        Thread count, at least 1.
+    """
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"mnn: set_thread_number needs a count >= 1, got {n}")
+    _state["threads"] = n
+    _set_kernel_threads(n)
+    _set_blas_threads(n)
+
+
+def _set_kernel_threads(n):
+    from .._cython import parallel  # a missing build is an ImportError, never ignored
+
+    parallel.set_openmp_threads(n)
+
+
+def get_thread_number():
+    """The thread count kernels use."""
+    return _state["threads"]
+
+
+def _set_blas_threads(n):
+    # BLAS (scipy's OpenBLAS) has its own pool; keep it in step with ours. threadpoolctl is
+    # optional: without it BLAS keeps its own default.
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(limits=n, user_api="blas")
+
+
+def lazy_eval(flag=True):
+    """Accepted for pymnn compatibility.
+
+    mnn always builds graphs lazily and computes values when they are read, so training
+    and graph reuse work in every mode; the flag is recorded and reported by
+    :func:`is_lazy` but changes no result.
+    """
+    _state["lazy"] = bool(flag)
+
+
+def is_lazy():
+    """The flag last given to :func:`lazy_eval` (True by default)."""
+    return _state["lazy"]

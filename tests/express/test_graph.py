@@ -1,0 +1,120 @@
+"""The lazy graph: staleness, recomputation, placeholders, fix/replace, errors."""
+import numpy as np
+import pytest
+
+import mnn
+import mnn.expr as F
+
+
+def test_values_computed_on_read_and_recomputed_after_write():
+    a = F.placeholder([3])
+    b = F.const(np.array([1.0, 2.0, 3.0], np.float32))
+    c = a * b + 2.0
+    a.write([1.0, 1.0, 1.0])
+    np.testing.assert_allclose(c.read(), np.array([1, 1, 1]) * [1, 2, 3] + 2.0)
+    a.write([2.0, 3.0, 4.0])
+    np.testing.assert_allclose(c.read(), np.array([2, 3, 4]) * [1, 2, 3] + 2.0)
+
+
+def test_only_dependents_recompute():
+    a = F.placeholder([2])
+    b = F.placeholder([2])
+    a.write([1.0, 2.0])
+    b.write([3.0, 4.0])
+    ea, eb = F.exp(a), F.exp(b)
+    ea.read(), eb.read()
+    version_b = eb.expr.version
+    a.write([0.0, 0.0])
+    np.testing.assert_allclose(ea.read(), np.exp([0.0, 0.0]))
+    eb.read()
+    assert eb.expr.version == version_b
+
+
+def test_read_returns_independent_copy():
+    a = F.const([1.0, 2.0])
+    r = a.read()
+    r[0] = 100.0
+    np.testing.assert_array_equal(a.read(), np.array([1.0, 2.0], np.float32))
+
+
+def test_shape_mismatch_names_op_shapes_and_dtypes():
+    with pytest.raises(ValueError) as info:
+        F.add(F.const(np.zeros((2, 3), np.float32)), F.const(np.zeros((4,), np.float32)))
+    msg = str(info.value)
+    assert "add" in msg and "[2, 3]" in msg and "[4]" in msg and "float32" in msg
+
+
+def test_unwritten_placeholder_read_is_clear_error():
+    p = F.placeholder([2])
+    with pytest.raises(mnn.expr.OpError, match="not been written"):
+        (p + 1.0).read()
+
+
+def test_write_wrong_size_is_clear_error():
+    p = F.placeholder([2, 2])
+    with pytest.raises(ValueError, match="does not fit"):
+        p.write(np.zeros(5))
+
+
+def test_resize_then_write_reinfers_downstream_shapes():
+    p = F.placeholder([2])
+    y = F.reduce_sum(p * 2.0, axis=[0], keepdims=True)
+    p.resize([3, 4])
+    p.write(np.ones((3, 4), np.float32))
+    assert y.shape == [1, 4]
+    np.testing.assert_allclose(y.read(), np.full((1, 4), 6.0))
+
+
+def test_fix_as_const_seen_by_consumers():
+    p = F.placeholder([2])
+    p.write([1.0, 2.0])
+    q = p * 3.0
+    r = q + 1.0
+    q.fix_as_const()
+    assert q.op_type == "const"
+    p.write([10.0, 10.0])
+    np.testing.assert_allclose(r.read(), [4.0, 7.0])
+
+
+def test_numpy_promotion_rules():
+    i = F.const(np.array([1, 2], np.int32))
+    assert (i + 1).dtype == np.int32
+    assert (i / i).dtype == np.float64  # true division, not MNN's floor
+    np.testing.assert_array_equal((F.const([7, -7]) // 2).read(), np.array([7, -7]) // 2)
+    f = F.const(np.array([1.0], np.float32))
+    assert (f * 2.5).dtype == np.float32
+    assert (f < 2).dtype == np.bool_
+
+
+def test_array_protocol_and_repr():
+    v = F.const([[1, 2], [3, 4]])
+    assert np.asarray(v).tolist() == [[1, 2], [3, 4]]
+    assert "var(" in repr(v)
+    assert len(v) == 2
+
+
+def test_gradients_against_finite_differences():
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((3, 4))
+    w0 = rng.standard_normal((4, 2))
+    x, w = F.const(x0), F.const(w0)
+    y = F.reduce_sum(F.tanh(F.matmul(x, w)) ** 2.0)
+    gx, gw = F.grad(y, [x, w])
+
+    def f(xv, wv):
+        return np.sum(np.tanh(xv @ wv) ** 2)
+
+    eps = 1e-6
+    num = np.zeros_like(w0)
+    for idx in np.ndindex(*w0.shape):
+        d = np.zeros_like(w0)
+        d[idx] = eps
+        num[idx] = (f(x0, w0 + d) - f(x0, w0 - d)) / (2 * eps)
+    np.testing.assert_allclose(gw.read(), num, rtol=1e-6, atol=1e-8)
+    assert gx.shape == [3, 4]
+
+
+def test_show_config_lists_kernels(capsys):
+    mnn.show_config()
+    out = capsys.readouterr().out
+    assert "compiled kernels" in out and "parallel" in out
