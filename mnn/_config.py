@@ -34,12 +34,9 @@ def config_lines():
         lines.append(f"OpenMP: {parallel.openmp_max_threads()} threads available")
     except ImportError:
         lines.append("OpenMP: kernel module 'parallel' not built")
-    try:
-        from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info
 
-        blas = [f"{i['internal_api']} {i.get('version')} ({i.get('architecture')})"
-                for i in threadpool_info() if i.get("user_api") == "blas"]
-        lines.append("BLAS: " + (", ".join(blas) if blas else "unknown"))
-    except ImportError:
-        lines.append("BLAS: scipy.linalg.cython_blas (install threadpoolctl for details)")
+    blas = [f"{i['internal_api']} {i.get('version')} ({i.get('architecture')})"
+            for i in threadpool_info() if i.get("user_api") == "blas"]
+    lines.append("BLAS: " + (", ".join(blas) if blas else "none loaded yet"))
     return lines

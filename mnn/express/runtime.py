@@ -34,12 +34,9 @@ def get_thread_number():
 
 
 def _set_blas_threads(n):
-    # BLAS (scipy's OpenBLAS) has its own pool; keep it in step with ours. threadpoolctl is
-    # optional: without it BLAS keeps its own default.
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return
+    # BLAS (scipy's OpenBLAS) has its own thread pool; keep it in step with ours.
+    from threadpoolctl import threadpool_limits
+
     threadpool_limits(limits=n, user_api="blas")
 
 
