@@ -18,8 +18,9 @@ from .var import Var, const, is_var, placeholder, scalar, to_var
 # Op families, each registering its ops in the table on import. Every name in a module's
 # __all__ is part of the public surface.
 from .ops import creation, elementwise, linalg, movement, reduce, selection
+from .ops import control_flow  # noqa: E402 - if/while with Subgraph attributes
 
-_OP_MODULES = [elementwise, reduce, movement, selection, creation, linalg]
+_OP_MODULES = [control_flow, elementwise, reduce, movement, selection, creation, linalg]
 
 
 def _export(modules, namespace):

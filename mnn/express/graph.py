@@ -150,8 +150,14 @@ class Expr:
         for i, out in enumerate(result):
             out = np.asarray(out)
             meta = self.metas[i] if i < len(self.metas) else None
-            if meta is not None and meta.shape is not None:
-                if out.shape != tuple(meta.shape) or out.dtype != meta.dtype:
+            if meta is not None and meta.shape is not None and (
+                    out.shape != tuple(meta.shape) or out.dtype != meta.dtype):
+                # The metas may be the last run's, and data may decide the shape (if,
+                # while): ask inference again, this time with the input values.
+                self._reinfer([TensorMeta(a.shape, a.dtype, a) for a in arrays])
+                meta = self.metas[i]
+                if meta.shape is not None and (out.shape != tuple(meta.shape)
+                                               or out.dtype != meta.dtype):
                     raise RuntimeError(
                         f"mnn internal error: op {self.op.name} computed {out.shape} "
                         f"{out.dtype} but inferred {meta.shape} {meta.dtype}")
@@ -269,6 +275,8 @@ def _run_infer(op, metas, attrs):
 
 def _infer_unknown(op, metas, attrs):
     n = op.n_outputs
+    if callable(n):  # control flow: the count is set by the op's subgraph attributes
+        n = n(attrs)
     if n < 0:
         raise OpError(_describe(op.name, metas, "the number of outputs depends on an input "
                                 "shape that is not known yet; write the placeholder first"))

@@ -49,7 +49,8 @@ class OpDef:
         ``None`` for ops that are not differentiable; autodiff then raises if a gradient
         must pass through.
     n_outputs : int
-        Number of outputs, or -1 when ``infer`` decides (split, unstack).
+        Number of outputs, or -1 when ``infer`` decides (split, unstack), or a callable
+        ``n_outputs(attrs) -> int`` when the attributes decide (control flow).
     """
 
     __slots__ = ("name", "infer", "compute", "grad", "n_outputs", "doc")

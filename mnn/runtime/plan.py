@@ -1,0 +1,358 @@
+"""The compiled plan: an express graph turned into a flat list of steps, run without walks.
+
+A :class:`Plan` is built once from input placeholders and output Vars:
+
+* the ops between them are put in topological order and each op's compute function is
+  looked up once;
+* every tensor gets an integer slot; a run fills a fresh list of slots, so one plan can be
+  run from several threads at once and never changes the graph it came from;
+* ops whose inputs are all constants are computed once at build time (constant folding:
+  weight transforms, shape chains), so a run starts from prepared weights;
+* each intermediate array is dropped as soon as its last consumer ran (liveness), which
+  lets the allocator hand the same memory to later ops;
+* shapes are checked with the ops' inference functions only when they are new: the steps
+  are cut into segments at ops whose output shape depends on data (``nonzero``, a ``while``
+  with scan outputs, an ``if`` whose branches differ), and a segment is checked once per
+  signature of the shapes and dtypes entering it, then run unchecked. New input shapes are
+  thus "re-planned" once and reused. Checking before computing matters: compiled kernels
+  trust shapes that inference has accepted.
+"""
+import numpy as np
+
+from ..express.errors import OpError
+from ..express.graph import PLACEHOLDER, TRAINABLE, _describe
+from ..express.optable import TensorMeta
+
+__all__ = ["Plan", "PlanStep"]
+
+# Ops that must run every time even when their inputs are constant (their value is not a
+# function of the inputs). Matched by prefix: random ops are the only such family.
+_NON_DETERMINISTIC_PREFIX = "random"
+
+
+class PlanStep:
+    """One op of a plan: what to call, on which slots, and which slots die after it."""
+
+    __slots__ = ("op", "compute", "attrs", "inputs", "outputs", "free", "name")
+
+    def __init__(self, op, attrs, inputs, outputs, name):
+        self.op = op
+        self.compute = op.compute
+        self.attrs = attrs
+        self.inputs = inputs
+        self.outputs = outputs
+        self.free = ()
+        self.name = name
+
+    def __repr__(self):
+        return f"PlanStep({self.op.name}, {self.name!r}, in={self.inputs}, out={self.outputs})"
+
+
+def _as_arrays(result, n):
+    if isinstance(result, np.ndarray) or np.isscalar(result):
+        result = [result]
+    result = [r if isinstance(r, np.ndarray) else np.asarray(r) for r in result]
+    if len(result) != n:
+        raise RuntimeError(f"mnn internal error: op returned {len(result)} outputs, "
+                           f"expected {n}")
+    return result
+
+
+class Plan:
+    """A compiled, re-entrant program computing ``outputs`` from ``inputs``.
+
+    Parameters
+    ----------
+    inputs : list of Var
+        Placeholders fed by :meth:`run`, in order.
+    outputs : list of Var
+        The Vars to compute. An output may be an input or a constant.
+    fold_constants : bool
+        Compute ops whose inputs are all constants once, at build time.
+
+    Raises
+    ------
+    OpError
+        When an output depends on a placeholder that is not among ``inputs``.
+    """
+
+    def __init__(self, inputs, outputs, fold_constants=True):
+        self.input_vars = list(inputs)
+        self.output_vars = list(outputs)
+        for v in self.input_vars:
+            if v.expr.kind != PLACEHOLDER:
+                raise OpError(f"mnn: plan input {v.name} is a {v.expr.op_type}, not a "
+                              "placeholder")
+        self._build(fold_constants)
+        self._checked = {}  # (segment start, signature) -> segment end (exclusive)
+
+    # -- building ------------------------------------------------------------------------
+    def _build(self, fold_constants):
+        slot_of = {}
+        consts = {}        # slot -> array for constants and folded values
+        trainables = {}    # slot -> Expr (value read at each run: training may change it)
+        input_exprs = {v.expr.id: v for v in self.input_vars}
+
+        def slot(var_key):
+            if var_key not in slot_of:
+                slot_of[var_key] = len(slot_of)
+            return slot_of[var_key]
+
+        self.input_slots = [slot((v.expr.id, v.index)) for v in self.input_vars]
+        if len(set(self.input_slots)) != len(self.input_slots):
+            raise OpError("mnn: the same placeholder is given twice as a plan input")
+        order = []
+        seen = set()
+        for out in self.output_vars:
+            for expr in _ancestors_stop(out.expr, input_exprs, seen):
+                order.append(expr)
+        steps = []
+        for expr in order:
+            if expr.id in input_exprs:
+                continue
+            if expr.op is None:
+                if expr.kind == PLACEHOLDER:
+                    raise OpError(f"mnn: the graph depends on placeholder "
+                                  f"{expr.name or expr.id}, which is not one of the "
+                                  f"inputs ({[v.name for v in self.input_vars]})")
+                if expr.values is None:
+                    raise OpError(f"mnn: {expr.kind} {expr.name or expr.id} has no value")
+                s = slot((expr.id, 0))
+                if expr.kind == TRAINABLE:
+                    trainables[s] = expr
+                else:
+                    consts[s] = expr.values[0]
+                continue
+            ins = tuple(slot((v.expr.id, v.index)) for v in expr.inputs)
+            outs = tuple(slot((expr.id, i)) for i in range(len(expr.outputs)))
+            step = PlanStep(expr.op, dict(expr.attrs), ins, outs, expr.name)
+            if (fold_constants and ins and all(i in consts for i in ins)
+                    and not expr.op.name.startswith(_NON_DETERMINISTIC_PREFIX)):
+                self._fold(step, consts)
+                continue
+            steps.append(step)
+        self.output_slots = [slot((v.expr.id, v.index)) for v in self.output_vars]
+        self.n_slots = len(slot_of)
+        self.steps = steps
+        self.constants = consts
+        self.trainables = trainables
+        self._template = [None] * self.n_slots
+        for s, value in consts.items():
+            self._template[s] = value
+        self._const_slots = frozenset(consts)
+        self._plan_liveness()
+        self._live_at = {}
+
+    def _fold(self, step, consts):
+        arrays = [consts[i] for i in step.inputs]
+        metas = [TensorMeta(a.shape, a.dtype, a) for a in arrays]
+        try:
+            step.op.infer(metas, **step.attrs)
+            result = _as_arrays(step.compute(arrays, **step.attrs), len(step.outputs))
+        except OpError as exc:
+            raise OpError(_describe(step.op.name, metas, str(exc))) from None
+        for s, value in zip(step.outputs, result):
+            if value.flags.writeable:
+                value.flags.writeable = False
+            consts[s] = value
+
+    def _plan_liveness(self):
+        keep = set(self.output_slots)
+        last_use = {}
+        for i, step in enumerate(self.steps):
+            for s in step.inputs:
+                last_use[s] = i
+            for s in step.outputs:
+                last_use.setdefault(s, i)  # outputs nobody reads die right away
+        dying = {}
+        for s, i in last_use.items():
+            if s not in keep:
+                dying.setdefault(i, []).append(s)
+        for i, step in enumerate(self.steps):
+            step.free = tuple(dying.get(i, ()))
+        self.peak_live = self._count_peak(dying)
+
+    def _count_peak(self, dying):
+        live = peak = len(self.input_slots)
+        for i, step in enumerate(self.steps):
+            live += len(step.outputs)
+            peak = max(peak, live)
+            live -= len(dying.get(i, ()))
+        return peak
+
+    def _live_slots(self, start):
+        """Non-constant slots holding values when step ``start`` begins (segment entry)."""
+        if start not in self._live_at:
+            live = set(self.input_slots) | set(self.trainables)
+            for step in self.steps[:start]:
+                live.update(step.outputs)
+                live.difference_update(step.free)
+            self._live_at[start] = tuple(sorted(live))
+        return self._live_at[start]
+
+    # -- running -------------------------------------------------------------------------
+    def run(self, arrays, callback=None):
+        """Compute the outputs from input ``arrays`` (one ndarray per input, in order).
+
+        Parameters
+        ----------
+        arrays : sequence of ndarray
+            Must have the input placeholders' dtypes; shapes may be new (they are checked).
+        callback : callable, optional
+            ``callback(step, input_arrays, output_arrays, seconds)`` after each op, for
+            per-op profiling (forces timing of every step).
+
+        Returns
+        -------
+        list of ndarray
+            Read-only arrays, one per output.
+        """
+        if len(arrays) != len(self.input_slots):
+            raise OpError(f"mnn: the plan takes {len(self.input_slots)} inputs, got "
+                          f"{len(arrays)}")
+        env = list(self._template)
+        for s, a, v in zip(self.input_slots, arrays, self.input_vars):
+            if a.dtype != v.expr.metas[0].dtype:
+                raise OpError(f"mnn: input {v.name} must be {v.expr.metas[0].dtype}, got "
+                              f"{a.dtype}")
+            env[s] = a
+        for s, expr in self.trainables.items():
+            env[s] = expr.values[0]
+        pos, n = 0, len(self.steps)
+        while pos < n:
+            sig = (pos, tuple((env[s].shape, env[s].dtype) for s in self._live_slots(pos)))
+            end = self._checked.get(sig)
+            if end is None:
+                end = self._run_checked(env, pos, callback)
+                self._checked[sig] = end
+            elif callback is not None:
+                self._run_timed(env, pos, end, callback)
+            else:
+                self._run_fast(env, pos, end)
+            pos = end
+        return [env[s] for s in self.output_slots]
+
+    def _run_fast(self, env, start, end):
+        for step in self.steps[start:end]:
+            result = step.compute([env[s] for s in step.inputs], **step.attrs)
+            outs = step.outputs
+            if len(outs) == 1 and isinstance(result, np.ndarray):
+                env[outs[0]] = result
+            else:
+                for s, value in zip(outs, _as_arrays(result, len(outs))):
+                    env[s] = value
+            for s in step.free:
+                env[s] = None
+
+    def _run_timed(self, env, start, end, callback):
+        import time
+
+        for step in self.steps[start:end]:
+            args = [env[s] for s in step.inputs]
+            t0 = time.perf_counter()
+            result = _as_arrays(step.compute(args, **step.attrs), len(step.outputs))
+            callback(step, args, result, time.perf_counter() - t0)
+            for s, value in zip(step.outputs, result):
+                env[s] = value
+            for s in step.free:
+                env[s] = None
+
+    def _run_checked(self, env, start, callback):
+        """Run from ``start`` checking every op's inference first; stop after an op whose
+        output shape depends on data. Returns the index where the checked segment ends."""
+        import time
+
+        const_slots = self._const_slots
+        for i in range(start, len(self.steps)):
+            step = self.steps[i]
+            args = [env[s] for s in step.inputs]
+            # Only constants' values take part in inference: the result must hold for any
+            # input values with these shapes.
+            metas = [TensorMeta(a.shape, a.dtype, a if s in const_slots else None)
+                     for s, a in zip(step.inputs, args)]
+            try:
+                inferred = step.op.infer(metas, **step.attrs)
+            except OpError as exc:
+                raise OpError(_describe(step.op.name, metas, str(exc))
+                              + _where(step)) from None
+            t0 = time.perf_counter()
+            try:
+                result = _as_arrays(step.compute(args, **step.attrs), len(step.outputs))
+            except OpError as exc:
+                raise OpError(_describe(step.op.name, metas, str(exc)) + _where(step)) from None
+            if callback is not None:
+                callback(step, args, result, time.perf_counter() - t0)
+            data_dependent = False
+            for (shape, dtype), value in zip(inferred, result):
+                if shape is None:
+                    data_dependent = True
+                    if dtype is not None and np.dtype(dtype) != value.dtype:
+                        raise RuntimeError(f"mnn internal error: op {step.op.name} computed "
+                                           f"{value.dtype} but inferred {np.dtype(dtype)}")
+                elif (tuple(shape) != value.shape or np.dtype(dtype) != value.dtype):
+                    raise RuntimeError(f"mnn internal error: op {step.op.name} computed "
+                                       f"{value.shape} {value.dtype} but inferred "
+                                       f"{tuple(shape)} {np.dtype(dtype)}")
+            for s, value in zip(step.outputs, result):
+                env[s] = value
+            for s in step.free:
+                env[s] = None
+            if data_dependent:
+                return i + 1
+        return len(self.steps)
+
+    # -- static inference ----------------------------------------------------------------
+    def infer(self, metas):
+        """Output metas for inputs described by ``metas`` (TensorMeta per input).
+
+        Shapes come out ``None`` where they depend on data or on unknown input shapes.
+        Used by control-flow ops to infer through their subgraphs without running them.
+        """
+        env = [None] * self.n_slots
+        for s, value in self.constants.items():
+            env[s] = TensorMeta(value.shape, value.dtype, value)
+        for s, expr in self.trainables.items():
+            env[s] = TensorMeta(expr.values[0].shape, expr.values[0].dtype)
+        for s, m in zip(self.input_slots, metas):
+            env[s] = m
+        for step in self.steps:
+            ins = [env[s] for s in step.inputs]
+            if any(m.shape is None for m in ins):
+                # Whether the op keeps dtypes is not known here: report both unknown.
+                out = [(None, None)] * len(step.outputs)
+            else:
+                try:
+                    out = step.op.infer(ins, **step.attrs)
+                except OpError as exc:
+                    raise OpError(_describe(step.op.name, ins, str(exc)) + _where(step)) \
+                        from None
+            for s, (shape, dtype) in zip(step.outputs, out):
+                env[s] = TensorMeta(tuple(int(d) for d in shape) if shape is not None
+                                    else None, np.dtype(dtype) if dtype is not None else None)
+        return [env[s] for s in self.output_slots]
+
+
+def _where(step):
+    return f" [op {step.name}]" if step.name else ""
+
+
+def _ancestors_stop(root, stop_ids, seen):
+    """Exprs above ``root`` (inputs first), not walking past Exprs in ``stop_ids`` and
+    skipping those already in ``seen`` (shared between several roots)."""
+    order, stack = [], [(root, False)]
+    while stack:
+        expr, expanded = stack.pop()
+        if expanded:
+            order.append(expr)
+            continue
+        if expr.id in seen:
+            continue
+        seen.add(expr.id)
+        stack.append((expr, True))
+        if expr.id in stop_ids:
+            continue
+        for v in expr.inputs:
+            if v.expr.id not in seen:
+                stack.append((v.expr, False))
+    return order
+
