@@ -1,0 +1,201 @@
+"""The optimizer base: gradients of a loss, regularisation, and the parameter update.
+
+``step(loss)`` differentiates ``loss`` with respect to the module's trainable
+parameters, adds the regularisation term to each gradient (MNN: ``L1`` adds
+``weight_decay * sign(p)``, ``L2`` adds ``weight_decay * p``, ``L1L2`` both), lets the
+subclass turn gradients into new values, and writes them into the parameters. Everything
+computed from the parameters is recomputed on its next read. Parameters that are
+computed rather than stored (a batch norm's running statistics after a training
+forward) are fixed to their values first, as MNN does before updating.
+"""
+import enum
+
+import numpy as np
+
+from .. import express as F
+from ..express.errors import MnnError
+
+__all__ = ["Optimizer", "Grad", "Regularization_Method", "L1", "L2", "L1L2"]
+
+
+class Regularization_Method(enum.IntEnum):  # noqa: N801 - pymnn's name
+    """How ``weight_decay`` enters the gradient (MNN's ``RegularizationMethod``)."""
+
+    L1 = 0
+    L2 = 1
+    L1L2 = 2
+
+
+L1, L2, L1L2 = Regularization_Method.L1, Regularization_Method.L2, Regularization_Method.L1L2
+
+
+def _module_parameters(module):
+    if module is None:
+        return []
+    if hasattr(module, "parameters") and not isinstance(module, (list, tuple)):
+        return list(module.parameters)
+    params = list(module)
+    for i, p in enumerate(params):
+        if not F.is_var(p):
+            raise MnnError(f"mnn: optimizer: parameter {i} is {type(p).__name__}, not a Var")
+    return params
+
+
+class Optimizer:
+    """Base of every optimizer (pymnn's ``MNN.optim.Optimizer``).
+
+    Parameters
+    ----------
+    module : Module, list of Var or None
+        Whose trainable parameters to update (``None``: only :meth:`grad` is usable).
+    learning_rate : float
+    weight_decay : float
+    regularization_method : Regularization_Method
+    """
+
+    def __init__(self, module, learning_rate, weight_decay=0.0,
+                 regularization_method=L2):
+        self._module = module
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.regularization_method = regularization_method
+        self._step = 0
+        self._state = {}  # id(parameter Var) -> (Var, dict of numpy buffers)
+
+    # -- hyper-parameters ------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The learning rate the next step uses (settable, e.g. by a schedule)."""
+        return self._lr
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        value = float(value)
+        if not np.isfinite(value) or value < 0:
+            raise MnnError(f"mnn: learning_rate must be finite and >= 0, got {value}")
+        self._lr = value
+
+    @property
+    def weight_decay(self):
+        """The regularisation strength."""
+        return self._weight_decay
+
+    @weight_decay.setter
+    def weight_decay(self, value):
+        value = float(value)
+        if value < 0:
+            raise MnnError(f"mnn: weight_decay must be >= 0, got {value}")
+        self._weight_decay = value
+
+    @property
+    def regularization_method(self):
+        """L1, L2 (default) or L1L2."""
+        return self._reg
+
+    @regularization_method.setter
+    def regularization_method(self, value):
+        try:
+            self._reg = Regularization_Method(value)
+        except ValueError:
+            raise MnnError(f"mnn: regularization_method must be L1, L2 or L1L2, "
+                           f"got {value!r}") from None
+
+    @property
+    def current_step(self):
+        """How many steps have run."""
+        return self._step
+
+    # -- gradients -------------------------------------------------------------------
+    def trainable(self):
+        """The trainable parameter Vars of the module, in ``parameters`` order."""
+        seen, out = set(), []
+        for p in _module_parameters(self._module):
+            if p.expr.op is None and p.expr.kind == "trainable" and id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+        return out
+
+    def grad(self, outputs, output_diffs, parameters):
+        """Gradients of ``outputs`` (weighted by ``output_diffs``) w.r.t. ``parameters``.
+
+        Returns
+        -------
+        tuple of (list of Var, list of Var)
+            ``(parameters, gradients)``, as pymnn's ``Optimizer.grad``.
+        """
+        outputs, parameters = list(outputs), list(parameters)
+        output_diffs = list(output_diffs)
+        if len(output_diffs) != len(outputs):
+            raise MnnError(f"mnn: grad: {len(outputs)} outputs but {len(output_diffs)} "
+                           "output_diffs")
+        return parameters, F.grad(outputs, parameters, output_diffs)
+
+    def _regularize(self, value, grad):
+        wd = self._weight_decay
+        if wd == 0.0:
+            return grad
+        if self._reg == L1:
+            return grad + wd * np.sign(value)
+        if self._reg == L2:
+            return grad + wd * value
+        return grad + wd * np.sign(value) + wd * value
+
+    # -- the step --------------------------------------------------------------------
+    def step(self, loss):
+        """Update every trainable parameter from the gradient of ``loss``.
+
+        Parameters
+        ----------
+        loss : Var
+            A scalar (one element).
+
+        Returns
+        -------
+        bool
+            True when parameters were updated (False: the module has none).
+        """
+        if self._module is None:
+            raise MnnError("mnn: this optimizer has no module (optim.Grad()); it can only "
+                           "compute grad()")
+        loss = F.to_var(loss)
+        if loss.size != 1:
+            raise MnnError(f"mnn: step needs a scalar loss, got shape {loss.shape}")
+        if loss.dtype.kind != "f":
+            raise MnnError(f"mnn: step needs a float loss, got {loss.dtype}")
+        params = self.trainable()
+        if not params:
+            return False
+        grads = [np.asarray(g) for g in F.grad([loss], params)]
+        # The loss keeps the value this step used (reading it after the update would
+        # otherwise recompute it from the new weights).
+        loss.fix_as_const()
+        for p in _module_parameters(self._module):
+            if p.expr.op is not None:
+                p.fix_as_const()
+        self._step += 1
+        for p, g in zip(params, grads):
+            value = np.asarray(p)
+            if not np.all(np.isfinite(g)):
+                raise MnnError(f"mnn: step: the gradient of parameter {p.name} is not "
+                               "finite (nan or inf); lower the learning rate or check the "
+                               "loss")
+            g = self._regularize(value, g.astype(value.dtype, copy=False))
+            entry = self._state.get(id(p))
+            if entry is None or entry[0] is not p:
+                entry = (p, {})
+                self._state[id(p)] = entry
+            new = self._update(value, g, entry[1])
+            p.expr.set_source_value(np.asarray(new, dtype=value.dtype))
+        return True
+
+    def _update(self, value, grad, state):
+        """New value of one parameter; ``state`` is its dict of buffers."""
+        raise NotImplementedError(f"mnn: {type(self).__name__} does not define _update")
+
+
+class Grad(Optimizer):
+    """An optimizer without parameters, for :meth:`Optimizer.grad` only
+    (pymnn's ``MNN.optim.Grad()``)."""
+
+    def __init__(self):
+        super().__init__(None, 1e-3)
