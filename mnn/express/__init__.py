@@ -22,6 +22,9 @@ from .ops import control_flow  # noqa: E402 - if/while with Subgraph attributes
 
 _OP_MODULES = [control_flow, elementwise, reduce, movement, selection, creation, linalg]
 
+from .ops import onnx_math, onnx_shape  # noqa: E402 - the converter's ONNX-only primitives
+_OP_MODULES += [onnx_math, onnx_shape]
+
 
 def _export(modules, namespace):
     for module in modules:

@@ -1,0 +1,396 @@
+"""ONNX ModelProto -> express graph.
+
+Graph inputs become placeholders (dynamic dims stay ``-1``, i.e. unknown until written),
+initializers (external data included) become constants, and each node is handed to its
+registered handler (see :mod:`converter.onnx.registry`), which builds express ops. Before
+anything is built, every node (subgraphs included) is checked: one unsupported op fails the
+conversion with the list of every unsupported op in the model.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+import mnn.express as F
+from mnn.express.errors import MnnError
+
+from . import ops as _ops  # noqa: F401 - registers every handler
+from .registry import find_handler
+
+__all__ = ["ConvertError", "UnsupportedOpsError", "OnnxGraph", "load_onnx", "convert_graph",
+           "NodeContext", "onnx_dtype_to_numpy"]
+
+
+class ConvertError(MnnError):
+    """A model that cannot be converted (the message names node, op and what is wrong)."""
+
+
+class UnsupportedOpsError(ConvertError):
+    """Some ops of the model have no handler; ``.ops`` lists (name, op_type, domain, opset)."""
+
+    def __init__(self, ops):
+        self.ops = list(ops)
+        lines = [f"  node {name!r}: {op} (domain {dom or 'ai.onnx'!r}, opset {ver})"
+                 for name, op, dom, ver in self.ops]
+        super().__init__(f"converter: {len(self.ops)} unsupported op(s) in the model:\n"
+                         + "\n".join(lines))
+
+
+_NP_OF_ONNX = {
+    onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64,
+    onnx.TensorProto.INT32: np.int32, onnx.TensorProto.INT64: np.int64,
+    onnx.TensorProto.UINT8: np.uint8, onnx.TensorProto.INT8: np.int8,
+    onnx.TensorProto.BOOL: np.bool_, onnx.TensorProto.FLOAT16: np.float16,
+    onnx.TensorProto.INT16: np.int16, onnx.TensorProto.UINT16: np.uint16,
+    onnx.TensorProto.UINT32: np.uint32, onnx.TensorProto.UINT64: np.uint64,
+}
+
+
+def onnx_dtype_to_numpy(elem_type, what="tensor"):
+    """numpy dtype for an ONNX element type; ConvertError for types Vars cannot hold."""
+    try:
+        return np.dtype(_NP_OF_ONNX[int(elem_type)])
+    except KeyError:
+        name = onnx.TensorProto.DataType.Name(int(elem_type)) if int(elem_type) in \
+            onnx.TensorProto.DataType.values() else str(elem_type)
+        raise ConvertError(f"converter: {what} has element type {name}, which mnn cannot "
+                           "hold") from None
+
+
+def to_supported_array(arr, what="tensor"):
+    """Store an initializer in a dtype Vars hold (float16 widens, uint32 to int64 ...)."""
+    try:
+        return np.asarray(arr, dtype=F.dtypes.to_numpy_dtype(arr.dtype))
+    except TypeError:
+        raise ConvertError(f"converter: {what} has dtype {arr.dtype}, which mnn cannot "
+                           "hold") from None
+
+
+class OnnxGraph:
+    """A converted graph.
+
+    Attributes
+    ----------
+    inputs : dict
+        ONNX input name -> placeholder Var (in the model's input order).
+    outputs : dict
+        ONNX output name -> Var (in the model's output order).
+    opset : dict
+        domain -> opset version.
+    """
+
+    def __init__(self, inputs, outputs, opset):
+        self.inputs = inputs
+        self.outputs = outputs
+        self.opset = opset
+
+    def run(self, feeds):
+        """Write ``feeds`` (name -> array) into the inputs and return the output arrays."""
+        for name, value in feeds.items():
+            if name not in self.inputs:
+                raise ConvertError(f"converter: the model has no input {name!r}; inputs: "
+                                   f"{list(self.inputs)}")
+            var = self.inputs[name]
+            if list(np.shape(value)) != var.expr.metas[0].shape and \
+                    var.expr.metas[0].shape is not None:
+                var.resize(np.shape(value))
+            var.write(value)
+        return {name: np.array(v.read()) for name, v in self.outputs.items()}
+
+
+def _value_info_shape(vi):
+    """Shape from a ValueInfoProto: -1 for symbolic or missing dims; None if no shape."""
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        return None
+    dims = []
+    for d in tt.shape.dim:
+        dims.append(int(d.dim_value) if d.HasField("dim_value") else -1)
+    return dims
+
+
+class NodeContext:
+    """What a handler may ask about its node and the graph being built."""
+
+    def __init__(self, builder, node, opset):
+        self.builder = builder
+        self.node = node
+        self.opset = opset
+        self.name = node.name or (node.output[0] if node.output else node.op_type)
+
+    def value(self, var):
+        """The value of ``var`` as a numpy array when it depends on constants only, else
+        None (the op then stays dynamic)."""
+        return self.builder.static_value(var)
+
+    def require_value(self, var, what):
+        """Like :meth:`value`, but a ConvertError naming ``what`` when not constant."""
+        if var is None:
+            return None
+        v = self.value(var)
+        if v is None:
+            raise ConvertError(f"converter: node {self.name!r} ({self.node.op_type}): "
+                               f"{what} must be a constant (it depends on a graph input)")
+        return v
+
+    def known_shape(self, var):
+        """The static shape of ``var`` as a list, or None while it depends on data."""
+        meta = var.expr.metas[var.index]
+        return None if meta.shape is None else list(meta.shape)
+
+    def error(self, message):
+        """A ConvertError naming this node."""
+        return ConvertError(f"converter: node {self.name!r} ({self.node.op_type}): {message}")
+
+    def subgraph(self, graph, input_vars=None):
+        """Convert a GraphProto attribute with this graph's names visible (outer scope).
+
+        ``input_vars`` maps the subgraph's formal inputs (in order) to Vars; missing ones
+        become placeholders. Returns ``(inputs, outputs)`` lists of Vars.
+        """
+        return self.builder.convert_subgraph(graph, self.opset, input_vars)
+
+
+class _Builder:
+    def __init__(self, model_dir=None):
+        self.model_dir = model_dir
+        self._static = {}
+
+    # -- constant values -----------------------------------------------------------------
+    def static_value(self, var):
+        if var is None:
+            return None
+        expr = var.expr
+        if expr.kind == "const":
+            return expr.values[var.index]
+        if expr.op is None:
+            return None
+        hit = self._static.get(expr.id)
+        if hit is None:
+            hit = all(self.static_value(v) is not None for v in expr.inputs)
+            self._static[expr.id] = hit
+        if not hit:
+            return None
+        return np.asarray(var)
+
+    # -- graph conversion ----------------------------------------------------------------
+    def convert_graph(self, graph, opset, env, input_shapes=None, fixed_inputs=True):
+        inits = {}
+        for t in graph.initializer:
+            arr = numpy_helper.to_array(t, base_dir=self.model_dir or "")
+            inits[t.name] = F.const(to_supported_array(arr, f"initializer {t.name!r}"))
+            inits[t.name].name = t.name
+        for sp in graph.sparse_initializer:
+            arr = _sparse_to_dense(sp)
+            inits[sp.values.name] = F.const(to_supported_array(arr))
+        env.update(inits)
+        inputs = {}
+        for vi in graph.input:
+            if vi.name in inits:
+                continue
+            inputs[vi.name] = self._placeholder(vi, (input_shapes or {}).get(vi.name))
+            env[vi.name] = inputs[vi.name]
+        self.convert_nodes(graph.node, opset, env)
+        outputs = {}
+        for vi in graph.output:
+            if vi.name not in env:
+                raise ConvertError(f"converter: graph output {vi.name!r} is produced by no "
+                                   "node")
+            outputs[vi.name] = env[vi.name]
+        return inputs, outputs
+
+    def _placeholder(self, vi, shape=None):
+        if not vi.type.HasField("tensor_type"):
+            kind = vi.type.WhichOneof("value")
+            raise ConvertError(f"converter: graph input {vi.name!r} is a {kind}; only "
+                               "tensor inputs are supported at the top level")
+        dtype = onnx_dtype_to_numpy(vi.type.tensor_type.elem_type, f"input {vi.name!r}")
+        dtype = F.dtypes.to_numpy_dtype(dtype)
+        if shape is None:
+            shape = _value_info_shape(vi)
+        if shape is None:
+            raise ConvertError(f"converter: graph input {vi.name!r} has no shape; give one "
+                               "with --inputConfigFile")
+        var = F.placeholder(list(shape), F.NCHW, dtype)
+        var.name = vi.name
+        return var
+
+    def convert_nodes(self, nodes, opset, env):
+        for node in nodes:
+            self.convert_node(node, opset, env)
+
+    def convert_node(self, node, opset, env):
+        domain = node.domain if node.domain != "ai.onnx" else ""
+        version = opset.get(domain, 1)
+        fn = find_handler(node.op_type, domain, version)
+        ctx = NodeContext(self, node, opset)
+        args = []
+        for name in node.input:
+            if name == "":
+                args.append(None)
+            elif name not in env:
+                raise ctx.error(f"input {name!r} is produced by no earlier node")
+            else:
+                args.append(env[name])
+        while args and args[-1] is None:
+            args.pop()
+        attrs = {a.name: _attribute_value(a, self.model_dir) for a in node.attribute}
+        first_id = _peek_next_id()
+        try:
+            result = fn(ctx, *args, **attrs)
+        except ConvertError:
+            raise
+        except (MnnError, ValueError, TypeError, IndexError) as exc:
+            raise ctx.error(str(exc)) from exc
+        if result is None or not isinstance(result, (list, tuple)):
+            result = [result]
+        outs = list(node.output)
+        if len(result) < len([o for o in outs if o]):
+            produced = [o for o, r in zip(outs, list(result) + [None] * len(outs)) if o and r
+                        is None]
+            if produced:
+                raise ctx.error(f"outputs {produced} are not produced")
+        for name, var in zip(outs, result):
+            if not name:
+                continue
+            if var is None:
+                raise ctx.error(f"output {name!r} is not produced")
+            if not isinstance(var, (F.Var, list)):
+                raise ctx.error(f"handler returned {type(var).__name__} for {name!r}")
+            if isinstance(var, F.Var) and var.expr.id >= first_id and var.expr.name is None:
+                var.expr.name = name
+            env[name] = var
+
+    def convert_subgraph(self, graph, opset, input_vars=None):
+        """Subgraph conversion for control flow: the outer scope stays visible."""
+        raise ConvertError("converter: subgraphs need the control-flow module")
+
+
+def _peek_next_id():
+    from mnn.express import graph as _graph
+
+    return _graph._counter[0] + 1
+
+
+def _sparse_to_dense(sp):
+    values = numpy_helper.to_array(sp.values)
+    indices = numpy_helper.to_array(sp.indices)
+    dims = list(sp.dims)
+    dense = np.zeros(int(np.prod(dims)), dtype=values.dtype)
+    if indices.ndim == 1:
+        dense[indices] = values
+    else:
+        dense[np.ravel_multi_index(indices.T, dims)] = values
+    return dense.reshape(dims)
+
+
+def _attribute_value(attr, model_dir):
+    """Python value of an AttributeProto (tensors as ndarrays, graphs as GraphProto)."""
+    kind = attr.type
+    A = onnx.AttributeProto
+    if kind == A.FLOAT:
+        return float(attr.f)
+    if kind == A.INT:
+        return int(attr.i)
+    if kind == A.STRING:
+        return attr.s.decode("utf-8", "replace")
+    if kind == A.TENSOR:
+        return numpy_helper.to_array(attr.t, base_dir=model_dir or "")
+    if kind == A.GRAPH:
+        return attr.g
+    if kind == A.FLOATS:
+        return [float(v) for v in attr.floats]
+    if kind == A.INTS:
+        return [int(v) for v in attr.ints]
+    if kind == A.STRINGS:
+        return [s.decode("utf-8", "replace") for s in attr.strings]
+    if kind == A.TENSORS:
+        return [numpy_helper.to_array(t) for t in attr.tensors]
+    if kind == A.GRAPHS:
+        return list(attr.graphs)
+    if kind == A.SPARSE_TENSOR:
+        return _sparse_to_dense(attr.sparse_tensor)
+    if kind == A.TYPE_PROTO:
+        return attr.tp
+    raise ConvertError(f"converter: attribute {attr.name!r} has an unknown type {kind}")
+
+
+def model_opsets(model):
+    """domain -> opset version of a ModelProto ('' is the default ai.onnx domain)."""
+    out = {}
+    for imp in model.opset_import:
+        domain = imp.domain if imp.domain != "ai.onnx" else ""
+        out[domain] = int(imp.version)
+    out.setdefault("", 1)
+    return out
+
+
+def unsupported_ops(model):
+    """Every node (subgraphs included) with no handler: list of (name, op, domain, opset)."""
+    opset = model_opsets(model)
+    missing = []
+
+    def walk(graph):
+        for node in graph.node:
+            domain = node.domain if node.domain != "ai.onnx" else ""
+            version = opset.get(domain, 1)
+            if find_handler(node.op_type, domain, version) is None:
+                missing.append((node.name or (node.output[0] if node.output else ""),
+                                node.op_type, domain, version))
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for g in a.graphs:
+                        walk(g)
+
+    walk(model.graph)
+    return missing
+
+
+def load_onnx(model, input_shapes=None):
+    """Convert an ONNX model (path, bytes or ModelProto) into an :class:`OnnxGraph`.
+
+    Parameters
+    ----------
+    model : str, bytes or onnx.ModelProto
+        A path loads external data from the model's folder.
+    input_shapes : dict, optional
+        Input name -> shape overriding the model's declared shape (``-1`` = dynamic).
+
+    Raises
+    ------
+    UnsupportedOpsError
+        Listing every op of the model without a handler.
+    ConvertError
+        For anything else that cannot be converted, naming the node.
+    """
+    model_dir = None
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise ConvertError(f"converter: model file {path!r} does not exist")
+        model_dir = os.path.dirname(os.path.abspath(path))
+        try:
+            model = onnx.load(path, load_external_data=False)
+        except Exception as exc:  # onnx raises DecodeError and friends
+            raise ConvertError(f"converter: {path!r} is not an ONNX model: {exc}") from None
+    elif isinstance(model, (bytes, bytearray)):
+        try:
+            model = onnx.load_from_string(bytes(model))
+        except Exception as exc:
+            raise ConvertError(f"converter: bytes are not an ONNX model: {exc}") from None
+    missing = unsupported_ops(model)
+    if missing:
+        raise UnsupportedOpsError(missing)
+    return convert_graph(model, input_shapes, model_dir)
+
+
+def convert_graph(model, input_shapes=None, model_dir=None):
+    """Convert a loaded ModelProto (see :func:`load_onnx`)."""
+    opset = model_opsets(model)
+    builder = _Builder(model_dir)
+    env = {}
+    inputs, outputs = builder.convert_graph(model.graph, opset, env, input_shapes)
+    return OnnxGraph(inputs, outputs, opset)

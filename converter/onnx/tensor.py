@@ -1,0 +1,297 @@
+"""ONNX shape and movement handlers: Reshape, Transpose, Slice, Gather, Concat, Split, ...
+
+Inputs that ONNX passes as tensors but that fix a shape (Reshape's shape, Slice's starts,
+Split's sizes ...) must be constants at conversion time: shape chains (Shape -> Gather ->
+Concat -> Reshape) over static input shapes fold to constants through ``ctx.value``.
+"""
+import builtins
+
+import numpy as np
+
+import mnn.express as F
+from mnn.express.ops.onnx_shape import slice_key
+
+from .common import ints, onnx_type
+from .registry import onnx_op
+
+
+def _shape(ctx, var, what="input"):
+    shape = ctx.known_shape(var)
+    if shape is None:
+        raise ctx.error(f"the shape of the {what} must be known at conversion time")
+    return shape
+
+
+def _axis(ctx, axis, rank):
+    axis = int(axis)
+    if not -rank <= axis < max(rank, 1):
+        raise ctx.error(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+@onnx_op("Identity", since=1)
+def identity(ctx, x):
+    return x
+
+
+@onnx_op("Dropout", since=1)
+def dropout(ctx, data, ratio=None, training_mode=None, seed=None, is_test=0,
+            consumed_inputs=None):
+    """Inference form: the data passes through and the mask is all True."""
+    if training_mode is not None:
+        training = ctx.require_value(training_mode, "training_mode")
+        rate = 0.5 if ratio is None or isinstance(ratio, float) else \
+            float(ctx.require_value(ratio, "ratio"))
+        if bool(training) and rate > 0.0:
+            raise ctx.error("training-mode dropout draws random numbers; convert the "
+                            "model in inference mode")
+    mask = F.cast(F.ones_like(data), np.bool_)
+    return data, mask
+
+
+@onnx_op("Reshape", since=5)
+def reshape(ctx, data, shape, allowzero=0):
+    target = ctx.value(shape)
+    if target is None or ctx.known_shape(data) is None:
+        return F.onnx_reshape(data, shape, allowzero)
+    return F.reshape(data, ints(target), zero_copies=not allowzero)
+
+
+@onnx_op("Transpose", since=1)
+def transpose(ctx, data, perm=None):
+    return F.transpose(data, None if perm is None else list(perm))
+
+
+@onnx_op("Flatten", since=1)
+def flatten(ctx, x, axis=1):
+    shape = _shape(ctx, x)
+    rank = len(shape)
+    if not -rank <= axis <= rank:
+        raise ctx.error(f"axis {axis} is out of range for rank {rank}")
+    axis = axis + rank if axis < 0 else axis
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis:], dtype=np.int64))
+    return F.reshape(x, [outer, inner])
+
+
+@onnx_op("Squeeze", since=1, until=13)
+def squeeze_attr(ctx, data, axes=None):
+    return _squeeze(ctx, data, axes)
+
+
+@onnx_op("Squeeze", since=13)
+def squeeze(ctx, data, axes=None):
+    if axes is not None and ctx.value(axes) is None:
+        return F.onnx_squeeze(data, axes)
+    return _squeeze(ctx, data, None if axes is None else ints(ctx.value(axes)))
+
+
+def _squeeze(ctx, data, axes):
+    shape = _shape(ctx, data)
+    if axes is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    axes = [_axis(ctx, a, len(shape)) for a in axes]
+    for a in axes:
+        if shape[a] != 1:
+            raise ctx.error(f"cannot squeeze axis {a} of size {shape[a]}")
+    if not axes:
+        return data
+    return F.reshape(data, [d for i, d in enumerate(shape) if i not in axes])
+
+
+@onnx_op("Unsqueeze", since=1, until=13)
+def unsqueeze_attr(ctx, data, axes=None):
+    return _unsqueeze(ctx, data, axes or [])
+
+
+@onnx_op("Unsqueeze", since=13)
+def unsqueeze(ctx, data, axes):
+    if ctx.value(axes) is None:
+        return F.onnx_unsqueeze(data, axes)
+    return _unsqueeze(ctx, data, ints(ctx.value(axes)))
+
+
+def _unsqueeze(ctx, data, axes):
+    shape = _shape(ctx, data)
+    rank = len(shape) + len(axes)
+    axes = sorted(_axis(ctx, a, rank) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ctx.error(f"axes {axes} repeat an axis")
+    out = list(shape)
+    for a in axes:
+        out.insert(a, 1)
+    return F.reshape(data, out)
+
+
+@onnx_op("Concat", since=4)
+def concat(ctx, *inputs, axis=None):
+    if axis is None:
+        raise ctx.error("attribute 'axis' is required")
+    return F.concat(list(inputs), axis)
+
+
+@onnx_op("Split", since=2, until=13)
+def split_attr(ctx, x, split=None, axis=0):
+    return _split(ctx, x, split, axis, None)
+
+
+@onnx_op("Split", since=13)
+def split(ctx, x, split=None, axis=0, num_outputs=None):
+    if split is not None and ctx.value(split) is None:
+        return _dynamic_split(ctx, x, split, axis)
+    sizes = None if split is None else ints(ctx.value(split))
+    return _split(ctx, x, sizes, axis, num_outputs)
+
+
+def _dynamic_split(ctx, x, split, axis):
+    """Split by sizes known only at run time: output i is the slice between the running
+    sums of ``split`` before and after entry i."""
+    axes = F.const(np.array([axis], np.int64))
+    split = F.cast(split, np.int64)
+    outs = []
+    for i in range(len(ctx.node.output)):
+        start = F.reduce_sum(split[:i], [0], True) if i else F.const(np.zeros(1, np.int64))
+        end = F.reduce_sum(split[:i + 1], [0], True)
+        outs.append(F.onnx_slice(x, start, end, axes))
+    return outs
+
+
+def _split(ctx, x, sizes, axis, num_outputs):
+    shape = _shape(ctx, x)
+    axis = _axis(ctx, axis, len(shape))
+    n = num_outputs or len(ctx.node.output)
+    dim = shape[axis]
+    if sizes is None:
+        # Equal parts; with num_outputs the last may be smaller (ceil division).
+        step = -(-dim // n)
+        sizes = [min(step, dim - i * step) for i in range(n)]
+    if sum(sizes) != dim or any(s < 0 for s in sizes):
+        raise ctx.error(f"split sizes {sizes} do not add up to dimension {dim}")
+    outs, start = [], 0
+    for s in sizes:
+        key = (builtins.slice(None),) * axis + (builtins.slice(start, start + s),)
+        outs.append(x[key])
+        start += s
+    return outs
+
+
+@onnx_op("Expand", since=8)
+def expand(ctx, x, shape):
+    if ctx.value(shape) is None or ctx.known_shape(x) is None:
+        return F.onnx_expand(x, shape)
+    target = ints(ctx.value(shape))
+    try:
+        out = np.broadcast_shapes(tuple(_shape(ctx, x)), tuple(target))
+    except ValueError:
+        raise ctx.error(f"shape {target} does not broadcast with {_shape(ctx, x)}") from None
+    return F.broadcast_to(x, list(out))
+
+
+@onnx_op("Shape", since=1)
+def shape(ctx, data, start=0, end=None):
+    dims = _shape(ctx, data)
+    return F.const(np.array(dims[builtins.slice(start, end)], dtype=np.int64))
+
+
+@onnx_op("Size", since=1)
+def size(ctx, data):
+    return F.const(np.array(int(np.prod(_shape(ctx, data), dtype=np.int64)), dtype=np.int64))
+
+
+@onnx_op("ConstantOfShape", since=9)
+def constant_of_shape(ctx, input, value=None):  # noqa: A002 - the spec's name
+    fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    dtype = F.dtypes.to_numpy_dtype(fill.dtype)
+    dims = ctx.value(input)
+    if dims is None:
+        return F.onnx_constant_of_shape(input, fill[0].item(), dtype)
+    return F.const(np.full(ints(dims), fill[0], dtype=dtype))
+
+
+@onnx_op("Constant", since=1)
+def constant(ctx, value=None, value_float=None, value_floats=None, value_int=None,
+             value_ints=None, sparse_value=None, value_string=None, value_strings=None):
+    if value is not None:
+        arr = np.asarray(value)
+    elif sparse_value is not None:
+        arr = np.asarray(sparse_value)
+    elif value_float is not None:
+        arr = np.array(value_float, np.float32)
+    elif value_floats is not None:
+        arr = np.array(value_floats, np.float32)
+    elif value_int is not None:
+        arr = np.array(value_int, np.int64)
+    elif value_ints is not None:
+        arr = np.array(value_ints, np.int64)
+    else:
+        raise ctx.error("needs a numeric value attribute (strings are not supported)")
+    return F.const(np.asarray(arr, dtype=F.dtypes.to_numpy_dtype(arr.dtype)))
+
+
+@onnx_op("Range", since=11)
+def range_(ctx, start, limit, delta):
+    values = [ctx.value(v) for v in (start, limit, delta)]
+    if all(v is not None for v in values):
+        s, lim, d = (np.asarray(v).reshape(()) for v in values)
+        if d == 0:
+            raise ctx.error("delta is 0")
+        n = max(int(np.ceil((lim - s) / d)), 0)
+        return F.const((s + np.arange(n, dtype=s.dtype) * d).astype(s.dtype))
+    return F.range(start, limit, delta)
+
+
+@onnx_op("Slice", since=1, until=10)
+def slice_attr(ctx, data, starts=None, ends=None, axes=None):
+    return data[slice_key(_shape(ctx, data), starts, ends, axes, None)]
+
+
+@onnx_op("Slice", since=10)
+def slice_(ctx, data, starts, ends, axes=None, steps=None):
+    params = [v for v in (starts, ends, axes, steps) if v is not None]
+    vals = [ctx.value(v) for v in params]
+    if any(v is None for v in vals) or ctx.known_shape(data) is None:
+        if steps is not None and axes is None:
+            axes = F.const(np.arange(ctx.known_shape(starts)[0], dtype=np.int64))
+        return F.onnx_slice(data, starts, ends, axes, steps)
+    vals = [None if v is None else ints(ctx.value(v)) for v in (starts, ends, axes, steps)]
+    return data[slice_key(_shape(ctx, data), *vals)]
+
+
+@onnx_op("Gather", since=1)
+def gather(ctx, data, indices, axis=0):
+    shape = _shape(ctx, data)
+    axis = _axis(ctx, axis, len(shape))
+    idx = ctx.value(indices)
+    if idx is not None:
+        idx = np.asarray(idx).astype(np.int64)
+        if np.any((idx < -shape[axis]) | (idx >= shape[axis])):
+            raise ctx.error(f"indices out of range for axis {axis} of size {shape[axis]}")
+        indices = F.const(idx)
+    return data[(builtins.slice(None),) * axis + (indices,)]
+
+
+@onnx_op("Tile", since=6)
+def tile(ctx, x, repeats):
+    if ctx.value(repeats) is None or ctx.known_shape(x) is None:
+        return F.onnx_tile(x, repeats)
+    reps = ints(ctx.value(repeats))
+    shape = _shape(ctx, x)
+    if len(reps) != len(shape):
+        raise ctx.error(f"repeats {reps} need one entry per axis of shape {shape}")
+    # np.tile lays the copies out as [r0, d0, r1, d1, ...]: broadcast a (1, d0, 1, d1, ...)
+    # view and merge each pair.
+    spread = []
+    for d in shape:
+        spread += [1, d]
+    target = []
+    for r, d in zip(reps, shape):
+        target += [r, d]
+    out = F.broadcast_to(F.reshape(x, spread), target)
+    return F.reshape(out, [r * d for r, d in zip(reps, shape)])
+
+
+@onnx_op("EyeLike", since=9)
+def eye_like(ctx, input, dtype=None, k=0):  # noqa: A002
+    rows, cols = _shape(ctx, input)
+    out_dtype = input.dtype if dtype is None else onnx_type(ctx, dtype)
+    return F.const(np.eye(rows, cols, k=k, dtype=out_dtype))

@@ -1,0 +1,14 @@
+"""mnn.cv: OpenCV-shaped image processing (``import mnn as MNN; cv = MNN.cv``).
+
+Image rule: images are HW, HWC or 1HWC arrays, uint8 or float. A function returns a Var
+when its image argument is a Var (built with ``mnn.expr.const(array)``) and a numpy array
+when it is a numpy array; ``imread`` and ``imdecode`` return a Var, as MNN's cv does. A
+Var works everywhere an array does (``np.asarray(var)``). Results keep the input's dtype
+(float in, float out), as cv2 does. Constants and keyword names are OpenCV's.
+"""
+from . import codecs, color, constants
+from .codecs import *  # noqa: F401,F403 - each module's __all__ is the public surface
+from .color import *  # noqa: F401,F403
+from .constants import *  # noqa: F401,F403
+
+__all__ = list(codecs.__all__) + list(color.__all__)

@@ -1,0 +1,61 @@
+"""The ONNX backend node suite through the converter (oracle: onnx's expected outputs).
+
+tests/converter/onnx_node_expected_passes.txt lists the cases known to pass; the list only
+grows. A listed case that fails (or disappears from the installed onnx) fails this test.
+Regenerate candidates with ``python -m converter.conformance --passes-file FILE``.
+"""
+import pathlib
+
+import pytest
+
+from converter import conformance
+
+EXPECTED = pathlib.Path(__file__).with_name("onnx_node_expected_passes.txt")
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return {c.name: c for c in conformance.load_cases()}
+
+
+def _expected():
+    return [line.strip() for line in EXPECTED.read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def test_expected_passes_still_pass(cases):
+    failures = []
+    for name in _expected():
+        case = cases.get(name)
+        if case is None:
+            failures.append(f"{name}: not in the installed onnx's node suite")
+            continue
+        reason = conformance.run_case(case)
+        if reason is not None:
+            failures.append(f"{name}: {reason}")
+    assert not failures, "\n".join(failures)
+
+
+def test_expected_list_is_sorted_and_unique():
+    names = _expected()
+    assert names == sorted(set(names))
+
+
+def test_runner_reports_a_wrong_result(cases):
+    # The runner must be able to fail: corrupt an expected output and check it notices.
+    import copy
+
+    import numpy as np
+
+    case = copy.deepcopy(cases["test_add"])
+    inputs, outputs = case.data_sets[0]
+    case.data_sets[0] = (inputs, [np.asarray(outputs[0]) + 1.0])
+    assert conformance.run_case(case).startswith("mismatch")
+
+
+def test_focus_set_is_the_documented_filter(cases):
+    focus = [c for c in cases.values() if conformance.in_focus(c)]
+    assert focus, "the focus set is empty"
+    for c in focus:
+        assert conformance.case_op(c) in conformance.FOCUS_OPS
+        assert not c.name.startswith(("test_bernoulli", "test_training_dropout"))
