@@ -19,8 +19,10 @@ from .var import Var, const, is_var, placeholder, scalar, to_var
 # __all__ is part of the public surface.
 from .ops import creation, elementwise, linalg, movement, reduce, selection
 from .ops import control_flow  # noqa: E402 - if/while with Subgraph attributes
+from .ops import advanced_index, slicing
 
-_OP_MODULES = [control_flow, elementwise, reduce, movement, selection, creation, linalg]
+_OP_MODULES = [control_flow, elementwise, reduce, movement, selection, creation, linalg, slicing,
+               advanced_index]
 
 from .ops import onnx_math, onnx_shape  # noqa: E402 - the converter's ONNX-only primitives
 _OP_MODULES += [onnx_math, onnx_shape]
