@@ -9,7 +9,6 @@ import builtins
 import numpy as np
 
 import mnn.express as F
-from mnn.express.ops.onnx_shape import slice_key
 
 from .common import ints, onnx_type
 from .registry import onnx_op
@@ -150,8 +149,8 @@ def _dynamic_split(ctx, x, split, axis):
     split = F.cast(split, np.int64)
     outs = []
     for i in range(len(ctx.node.output)):
-        start = F.reduce_sum(split[:i], [0], True) if i else F.const(np.zeros(1, np.int64))
-        end = F.reduce_sum(split[:i + 1], [0], True)
+        start = _prefix_sum(split, i)
+        end = _prefix_sum(split, i + 1)
         outs.append(F.onnx_slice(x, start, end, axes))
     return outs
 
@@ -168,11 +167,21 @@ def _split(ctx, x, sizes, axis, num_outputs):
     if sum(sizes) != dim or any(s < 0 for s in sizes):
         raise ctx.error(f"split sizes {sizes} do not add up to dimension {dim}")
     outs, start = [], 0
+    axes = F.const(np.array([axis], np.int64))
     for s in sizes:
-        key = (builtins.slice(None),) * axis + (builtins.slice(start, start + s),)
-        outs.append(x[key])
+        outs.append(F.onnx_slice(x, F.const(np.array([start], np.int64)),
+                                 F.const(np.array([start + s], np.int64)), axes))
         start += s
     return outs
+
+
+def _prefix_sum(sizes, count):
+    """Sum of the first ``count`` entries of the 1-d tensor ``sizes``, as a 1-element Var."""
+    if count == 0:
+        return F.const(np.zeros(1, np.int64))
+    head = F.onnx_slice(sizes, F.const(np.array([0], np.int64)),
+                        F.const(np.array([count], np.int64)))
+    return F.reduce_sum(head, [0], True)
 
 
 @onnx_op("Expand", since=8)
@@ -242,19 +251,30 @@ def range_(ctx, start, limit, delta):
 
 @onnx_op("Slice", since=1, until=10)
 def slice_attr(ctx, data, starts=None, ends=None, axes=None):
-    return data[slice_key(_shape(ctx, data), starts, ends, axes, None)]
+    if starts is None or ends is None:
+        raise ctx.error("attributes 'starts' and 'ends' are required")
+    params = [starts, ends] + ([axes] if axes is not None else [])
+    return F.onnx_slice(data, *[F.const(np.array(p, np.int64)) for p in params])
 
 
 @onnx_op("Slice", since=10)
 def slice_(ctx, data, starts, ends, axes=None, steps=None):
-    params = [v for v in (starts, ends, axes, steps) if v is not None]
-    vals = [ctx.value(v) for v in params]
-    if any(v is None for v in vals) or ctx.known_shape(data) is None:
-        if steps is not None and axes is None:
-            axes = F.const(np.arange(ctx.known_shape(starts)[0], dtype=np.int64))
-        return F.onnx_slice(data, starts, ends, axes, steps)
-    vals = [None if v is None else ints(ctx.value(v)) for v in (starts, ends, axes, steps)]
-    return data[slice_key(_shape(ctx, data), *vals)]
+    """One ``onnx_slice`` op; its parameters fold to constants when they are known."""
+    if steps is not None and axes is None:
+        count = ctx.known_shape(starts)
+        if count is None:
+            raise ctx.error("the length of 'starts' must be known")
+        axes = F.const(np.arange(count[0], dtype=np.int64))
+    params = [_folded(ctx, v) for v in (starts, ends, axes, steps)]
+    return F.onnx_slice(data, *params)
+
+
+def _folded(ctx, var):
+    """``var`` as a constant when its value is known at conversion time."""
+    if var is None:
+        return None
+    value = ctx.value(var)
+    return var if value is None or var.expr.kind == "const" else F.const(value)
 
 
 @onnx_op("Gather", since=1)
