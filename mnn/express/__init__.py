@@ -14,6 +14,7 @@ from .graph import Expr
 from .optable import all_ops, get_op
 from .runtime import get_thread_number, lazy_eval, set_thread_number
 from .var import Var, const, is_var, placeholder, scalar, to_var
+from .io import get_inputs_and_outputs, load_as_dict, load_as_list, save  # .mnn files
 
 # Op families, each registering its ops in the table on import. Every name in a module's
 # __all__ is part of the public surface.

@@ -1,0 +1,266 @@
+"""File mapping of the math ops: BinaryOp, UnaryOp, Reduction, Cast, Eltwise, MatMul, and
+the one-op activations (ReLU, ReLU6, Sigmoid, TanH...).
+
+MNN facts that shape the mapping: integer ``DIV``/``REALDIV`` truncate and ``MOD`` is
+``fmod`` (C semantics), while ``FLOORDIV``/``FLOORMOD`` floor like numpy; comparisons give
+int32 in MNN (bool here); ``GELU`` is the tanh approximation and ``GELU_STANDARD`` the erf
+form.
+"""
+import numpy as np
+
+from ..express import graph as _graph
+from ..express.optable import all_ops
+from ..express.ops import elementwise as ew
+from ..express.ops import reduce as red
+from ..express.ops.linalg import matmul
+from ..express.ops.selection import select
+from .mapping import datatype_of, decoder, dtype_of, encoder
+
+__all__ = []
+
+# BinaryOpOperation numbers <-> express ops.
+_BINARY = {
+    0: "add", 1: "subtract", 2: "multiply", 6: "pow", 8: "minimum", 9: "maximum",
+    10: "greater", 11: "greater_equal", 12: "less", 13: "floordiv", 14: "squared_difference",
+    15: "equal", 16: "less_equal", 17: "floormod", 20: "atan2", 21: "logical_or",
+    22: "not_equal", 23: "bitwise_and", 24: "bitwise_or", 25: "bitwise_xor", 26: "logical_xor",
+}
+_BINARY_CODE = {name: code for code, name in _BINARY.items()}
+_BINARY_CODE["mod"] = 17        # numpy's mod floors: MNN's FLOORMOD
+_BINARY_CODE["divide"] = 7      # REALDIV (float inputs only, see the encoder)
+_BINARY_CODE["maximum"] = 9
+_BINARY_CODE["minimum"] = 8
+
+# UnaryOpOperation numbers <-> express ops (one-input, no attributes).
+_UNARY = {
+    0: "abs", 1: "negative", 2: "floor", 3: "ceil", 4: "square", 5: "sqrt", 6: "rsqrt",
+    7: "exp", 8: "log", 9: "sin", 10: "cos", 11: "tan", 12: "asin", 13: "acos", 14: "atan",
+    15: "reciprocal", 16: "log1p", 18: "acosh", 19: "sinh", 20: "asinh", 21: "atanh",
+    22: "sign", 23: "round", 24: "cosh", 25: "erf", 26: "erfc", 27: "erfinv", 28: "expm1",
+    29: "sigmoid", 30: "tanh", 33: "gelu",
+}
+_UNARY_CODE = {name: code for code, name in _UNARY.items()}
+
+# Old single-purpose op types that are unary ops.
+_UNARY_TYPES = {"AbsVal": "abs", "Exp": "exp", "Log": "log", "Sigmoid": "sigmoid",
+                "TanH": "tanh"}
+
+
+def _op(name):
+    """An express op function by table name (None when no module defines it yet)."""
+    return name if name in all_ops() else None
+
+
+def _apply1(name, inputs, **attrs):
+    return _graph.apply(name, inputs, **attrs)
+
+
+@decoder("BinaryOp")
+def _decode_binary(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    code = ctx.param(op, "BinaryOp")["opType"]
+    x, y = inputs
+    is_int = x.dtype.kind in "iub" and y.dtype.kind in "iub"
+    if code in (3, 7):
+        if is_int:
+            if _op("onnx_trunc_div") is None:
+                ctx.fail(op, "integer division (truncating) needs the onnx_trunc_div op")
+            return _apply1("onnx_trunc_div", [x, y])
+        return [ew.divide(x, y)]
+    if code == 19:
+        if _op("onnx_fmod") is None:
+            ctx.fail(op, "MOD (C fmod semantics) needs the onnx_fmod op")
+        return _apply1("onnx_fmod", [x, y])
+    if code == 29:  # MUL_SILU: x * silu(y)
+        return [ew.multiply(x, ew.multiply(y, ew.sigmoid(y)))]
+    name = _BINARY.get(code)
+    if name is None:
+        ctx.fail(op, f"binary operation {code} is not supported")
+    return [getattr(ew, name)(x, y)]
+
+
+@encoder(*sorted(_BINARY_CODE))
+def _encode_binary(ctx, expr):
+    name = expr.op.name
+    x, y = expr.inputs
+    if name == "divide" and (x.dtype.kind != "f" or y.dtype.kind != "f"):
+        ctx.fail(expr, "MNN divides integers with truncation; cast the inputs to float "
+                       "before dividing to write this graph")
+    ctx.emit(expr, "BinaryOp", "BinaryOp",
+             {"opType": _BINARY_CODE[name], "T": datatype_of(x.dtype)}, expr.inputs)
+
+
+@decoder("UnaryOp")
+def _decode_unary(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    code = ctx.param(op, "UnaryOp")["opType"]
+    x = inputs[0]
+    if code == 17:  # BNLL: log(1 + exp(x)), computed stably
+        return [ew.add(ew.maximum(x, 0.0), ew.log1p(ew.exp(ew.negative(ew.abs(x)))))]
+    if code == 31:  # HARDSWISH: x * relu6(x + 3) / 6
+        return [ew.multiply(x, ew.divide(ew.minimum(ew.maximum(ew.add(x, 3.0), 0.0), 6.0),
+                                         6.0))]
+    if code == 32:  # GELU, tanh approximation
+        inner = ew.multiply(np.float32(np.sqrt(2.0 / np.pi)),
+                            ew.add(x, ew.multiply(0.044715, ew.multiply(x, ew.square(x)))))
+        return [ew.multiply(ew.multiply(0.5, x), ew.add(1.0, ew.tanh(inner)))]
+    if code == 34:  # SILU
+        return [ew.multiply(x, ew.sigmoid(x))]
+    name = _UNARY.get(code)
+    if name is None:
+        ctx.fail(op, f"unary operation {code} is not supported")
+    return [getattr(ew, name)(x)]
+
+
+@encoder(*sorted(_UNARY_CODE))
+def _encode_unary(ctx, expr):
+    x = expr.inputs[0]
+    ctx.emit(expr, "UnaryOp", "UnaryOp",
+             {"opType": _UNARY_CODE[expr.op.name], "T": datatype_of(x.dtype)}, expr.inputs)
+
+
+@decoder(*sorted(_UNARY_TYPES))
+def _decode_unary_type(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    return [getattr(ew, _UNARY_TYPES[op["_type_name"]])(inputs[0])]
+
+
+@decoder("ReLU")
+def _decode_relu(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    x = inputs[0]
+    slope = 0.0 if op.get("main") is None else float(ctx.param(op, "Relu")["slope"])
+    if slope == 0.0:
+        return [ew.maximum(x, np.zeros((), x.dtype))]
+    return [select(ew.greater(x, 0.0), x, ew.multiply(x, np.asarray(slope, x.dtype)))]
+
+
+@decoder("ReLU6")
+def _decode_relu6(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 3)
+    x = inputs[0]
+    low, high = 0.0, 6.0
+    if op.get("main") is not None:
+        p = ctx.param(op, "Relu6")
+        low, high = float(p["minValue"]), float(p["maxValue"])
+    if len(inputs) >= 2:  # ONNX Clip with min/max inputs (converted as ReLU6)
+        low = float(ctx.need_static(op, inputs[1], "the clip minimum"))
+    if len(inputs) == 3:
+        high = float(ctx.need_static(op, inputs[2], "the clip maximum"))
+    return [ew.minimum(ew.maximum(x, np.asarray(low, x.dtype)), np.asarray(high, x.dtype))]
+
+
+@decoder("Cast")
+def _decode_cast(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "CastParam")
+    return [ew.cast(inputs[0], dtype_of(p["dstT"], "Cast.dstT"))]
+
+
+@encoder("cast")
+def _encode_cast(ctx, expr):
+    x = expr.inputs[0]
+    ctx.emit(expr, "Cast", "CastParam",
+             {"srcT": datatype_of(x.dtype), "dstT": datatype_of(expr.attrs["dtype"])},
+             expr.inputs)
+
+
+# ReductionType numbers <-> express reductions.
+_REDUCE = {0: "reduce_sum", 3: "reduce_mean", 4: "reduce_max", 5: "reduce_min",
+           6: "reduce_prod", 7: "reduce_any", 8: "reduce_all"}
+_REDUCE_CODE = {name: code for code, name in _REDUCE.items()}
+
+
+@decoder("Reduction")
+def _decode_reduction(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 2)
+    p = ctx.param(op, "ReductionParam")
+    x = inputs[0]
+    if len(inputs) == 2:
+        axes = ctx.need_static(op, inputs[1], "the reduction axes")
+    else:
+        axes = p["dim"]
+    axes = None if axes is None or len(axes) == 0 else [int(a) for a in np.ravel(axes)]
+    keep = bool(p["keepDims"])
+    code = p["operation"]
+    if code == 1:   # ASUM
+        return [red.reduce_sum(ew.abs(x), axes, keep)]
+    if code == 2:   # SUMSQ
+        return [red.reduce_sum(ew.square(x), axes, keep)]
+    name = _REDUCE.get(code)
+    if name is None:
+        ctx.fail(op, f"reduction {code} is not supported")
+    return [getattr(red, name)(x, axes, keep)]
+
+
+@encoder(*sorted(_REDUCE_CODE))
+def _encode_reduction(ctx, expr):
+    x = expr.inputs[0]
+    axes = expr.attrs.get("axes")
+    dims = list(range(len(x.shape))) if axes is None else [int(a) for a in axes]
+    ctx.emit(expr, "Reduction", "ReductionParam",
+             {"operation": _REDUCE_CODE[expr.op.name], "dim": np.asarray(dims, np.int32),
+              "keepDims": bool(expr.attrs.get("keepdims", False)),
+              "dType": datatype_of(x.dtype)}, expr.inputs)
+
+
+@decoder("Eltwise")
+def _decode_eltwise(ctx, op, inputs):
+    if len(inputs) < 1:
+        ctx.fail(op, "needs at least one input")
+    p = ctx.param(op, "Eltwise")
+    coeff = p.get("coeff")
+    kind = p["type"]
+    fn = {0: ew.multiply, 1: ew.add, 2: ew.maximum, 3: ew.subtract}.get(kind)
+    if fn is None:
+        ctx.fail(op, f"eltwise type {kind} is not supported")
+    terms = list(inputs)
+    if kind == 1 and coeff is not None and len(coeff):
+        if len(coeff) != len(terms):
+            ctx.fail(op, f"{len(coeff)} coefficients for {len(terms)} inputs")
+        terms = [ew.multiply(t, np.asarray(c, t.dtype)) for t, c in zip(terms, coeff)]
+    out = terms[0]
+    for t in terms[1:]:
+        out = fn(out, t)
+    return [out]
+
+
+@decoder("MatMul")
+def _decode_matmul(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2, 3)
+    p = ctx.param(op, "MatMul") if op.get("main") is not None else {}
+    out = matmul(inputs[0], inputs[1], bool(p.get("transposeA", False)),
+                 bool(p.get("transposeB", False)))
+    if len(inputs) == 3:
+        out = ew.add(out, inputs[2])
+    return [out]
+
+
+@decoder("BatchMatMul")
+def _decode_batch_matmul(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    p = ctx.param(op, "BatchMatMulParam") if op.get("main") is not None else {}
+    return [matmul(inputs[0], inputs[1], bool(p.get("adjX", False)),
+                   bool(p.get("adjY", False)))]
+
+
+@encoder("matmul")
+def _encode_matmul(ctx, expr):
+    a, b = expr.inputs
+    ctx.emit(expr, "MatMul", "MatMul",
+             {"T": datatype_of(a.dtype), "transposeA": bool(expr.attrs.get("transpose_a")),
+              "transposeB": bool(expr.attrs.get("transpose_b"))}, expr.inputs)
+
+
+@decoder("Select")
+def _decode_select(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 3)
+    cond = inputs[0]
+    if cond.dtype != np.bool_:
+        cond = ew.not_equal(cond, np.zeros((), cond.dtype))
+    return [select(cond, inputs[1], inputs[2])]
+
+
+@encoder("select")
+def _encode_select(ctx, expr):
+    ctx.emit(expr, "Select", None, None, expr.inputs)

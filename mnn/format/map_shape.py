@@ -1,0 +1,392 @@
+"""File mapping of sources and shape ops: Input, Const, TrainableParam, ConvertTensor,
+Reshape, Flatten, Permute/Transpose, Squeeze/Unsqueeze/ExpandDims, Concat, Slice, Pack,
+BroadcastTo, Fill, Range, Shape, Rank, Size, SliceTf.
+
+Tensors keep their logical layout: NC4HW4 is NCHW with another label, so ConvertTensor
+between NCHW and NC4HW4 is the identity, and only NHWC <-> NCHW moves data.
+"""
+import numpy as np
+
+from ..express import graph as _graph
+from ..express.formats import NC4HW4, NCHW, NHWC
+from ..express.optable import all_ops
+from ..express.ops import creation, movement
+from ..express.ops import elementwise as ew
+from ..express.var import const, placeholder
+from .mapping import array_to_blob, blob_to_array, datatype_of, decoder, dtype_of, encoder
+
+__all__ = []
+
+_FORMATS = {0: NCHW, 1: NHWC, 2: NC4HW4, 3: NHWC}
+_FORMAT_CODES = {NCHW: 0, NHWC: 1, NC4HW4: 2}
+
+
+def _format_code(var):
+    return _FORMAT_CODES.get(var.data_format, 0)
+
+
+# -- sources ---------------------------------------------------------------------------------
+
+@decoder("Input")
+def _decode_input(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 0)
+    p = op.get("main") if op.get("main_type") == "Input" else None
+    dims = [] if p is None or p.get("dims") is None else [int(d) for d in p["dims"]]
+    if any(d < -1 for d in dims):
+        ctx.fail(op, f"input dimensions {dims} hold a value below -1")
+    dtype = dtype_of(p["dtype"] if p is not None else 1, "Input.dtype")
+    fmt = _FORMATS.get(p["dformat"] if p is not None else 2, NCHW)
+    var = placeholder(dims, fmt, dtype)
+    var.expr.name = op.get("name")
+    return [var]
+
+
+@encoder("placeholder")
+def _encode_input(ctx, expr):
+    meta = expr.metas[0]
+    dims = expr.attrs.get("declared_shape", meta.shape)
+    ctx.emit(expr, "Input", "Input",
+             {"dims": np.asarray(dims, np.int32), "dtype": datatype_of(meta.dtype),
+              "dformat": _FORMAT_CODES.get(expr.data_format, 0)}, [])
+
+
+def _blob_reader(ctx, op):
+    if ctx.external is None:
+        return None
+    return ctx.external.read
+
+
+@decoder("Const", "TrainableParam")
+def _decode_const(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 0)
+    blob = ctx.param(op, "Blob")
+    value = blob_to_array(blob, f"{ctx.source}: op {op.get('name')!r}",
+                          _blob_reader(ctx, op))
+    var = const(value, dtype=value.dtype)
+    var.expr.data_format = _FORMATS.get(blob["dataFormat"], NCHW)
+    if op["_type_name"] == "TrainableParam":
+        var.fix_as_trainable()
+    return [var]
+
+
+@encoder("const", "trainable")
+def _encode_const(ctx, expr):
+    value = np.asarray(expr.values[0])
+    kind = "TrainableParam" if expr.kind == "trainable" else "Const"
+    ctx.emit(expr, kind, "Blob", ctx.blob(value, _FORMAT_CODES.get(expr.data_format, 0)), [])
+
+
+# -- layout ----------------------------------------------------------------------------------
+
+@decoder("ConvertTensor")
+def _decode_convert(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "TensorConvertInfo")
+    src, dst = p["source"], p["dest"]
+    x = inputs[0]
+    nhwc_src, nhwc_dst = src in (1, 3), dst in (1, 3)
+    if nhwc_src == nhwc_dst or x.ndim != 4:
+        return [x]
+    out = movement.transpose(x, [0, 3, 1, 2] if nhwc_src else [0, 2, 3, 1])
+    out.expr.data_format = _FORMATS.get(dst, NCHW)
+    return [out]
+
+
+@decoder("Identity", "Dropout")
+def _decode_identity(ctx, op, inputs):
+    if not inputs:
+        ctx.fail(op, "needs an input")
+    return list(inputs)
+
+
+# -- reshaping -------------------------------------------------------------------------------
+
+@decoder("Reshape")
+def _decode_reshape(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 2)
+    if len(inputs) == 2:
+        dims = ctx.need_static(op, inputs[1], "the target shape")
+    else:
+        dims = ctx.param(op, "Reshape")["dims"]
+        if dims is None:
+            ctx.fail(op, "has neither a shape input nor dims")
+    return [movement.reshape(inputs[0], [int(d) for d in np.ravel(dims)])]
+
+
+@encoder("reshape")
+def _encode_reshape(ctx, expr):
+    if not expr.attrs.get("zero_copies", True) and 0 in expr.attrs["shape"]:
+        # MNN's Reshape always copies 0 dims: write the resolved shape.
+        shape = expr.metas[0].shape
+    else:
+        shape = expr.attrs["shape"]
+    ctx.emit(expr, "Reshape", "Reshape",
+             {"dims": np.asarray(shape, np.int32), "dimType": 0}, expr.inputs)
+
+
+@decoder("Flatten")
+def _decode_flatten(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "Flatten")
+    x = inputs[0]
+    shape, nd = x.shape, x.ndim
+    axis, end = int(p["axis"]), int(p["endAxis"])
+    axis = axis + nd if axis < 0 else axis
+    end = end + nd if end < 0 else end
+    if not 0 <= axis <= nd or not 0 <= end <= nd:
+        ctx.fail(op, f"axes {p['axis']}, {p['endAxis']} out of range for rank {nd}")
+    if end == 0:   # ONNX Flatten: two dims split at axis
+        new = [int(np.prod(shape[:axis], dtype=np.int64)),
+               int(np.prod(shape[axis:], dtype=np.int64))]
+    else:
+        new = list(shape[:axis]) + [int(np.prod(shape[axis:end + 1], dtype=np.int64))] \
+            + list(shape[end + 1:])
+    return [movement.reshape(x, new)]
+
+
+@decoder("Permute")
+def _decode_permute(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    dims = ctx.param(op, "Permute")["dims"]
+    return [movement.transpose(inputs[0], [int(d) for d in dims])]
+
+
+@decoder("Transpose")
+def _decode_transpose(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    perm = ctx.need_static(op, inputs[1], "the permutation")
+    return [movement.transpose(inputs[0], [int(d) for d in np.ravel(perm)])]
+
+
+@encoder("transpose")
+def _encode_transpose(ctx, expr):
+    ctx.emit(expr, "Permute", "Permute",
+             {"dims": np.asarray(expr.attrs["perm"], np.int32)}, expr.inputs)
+
+
+def _axes_param(ctx, op, inputs, field="squeezeDims"):
+    if len(inputs) == 2:
+        return [int(a) for a in np.ravel(ctx.need_static(op, inputs[1], "the axes"))]
+    p = op.get("main")
+    if p is None:
+        return []
+    if op.get("main_type") == "ExpandDims":
+        return [int(p["axis"])]
+    dims = ctx.param(op, "SqueezeParam")[field]
+    return [] if dims is None else [int(d) for d in dims]
+
+
+@decoder("Squeeze")
+def _decode_squeeze(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 2)
+    return [movement.squeeze(inputs[0], _axes_param(ctx, op, inputs))]
+
+
+@encoder("squeeze")
+def _encode_squeeze(ctx, expr):
+    in_shape = expr.inputs[0].shape
+    axes = expr.attrs.get("axes") or [i for i, d in enumerate(in_shape) if d == 1]
+    axes = [a + len(in_shape) if a < 0 else a for a in axes]
+    ctx.emit(expr, "Squeeze", "SqueezeParam",
+             {"squeezeDims": np.asarray(axes, np.int32)}, expr.inputs)
+
+
+@decoder("Unsqueeze", "ExpandDims")
+def _decode_unsqueeze(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 2)
+    axes = _axes_param(ctx, op, inputs)
+    if not axes:
+        ctx.fail(op, "names no axis to insert")
+    return [movement.unsqueeze(inputs[0], axes)]
+
+
+@encoder("unsqueeze")
+def _encode_unsqueeze(ctx, expr):
+    ctx.emit(expr, "Unsqueeze", "SqueezeParam",
+             {"squeezeDims": np.asarray(expr.attrs["axes"], np.int32)}, expr.inputs)
+
+
+@decoder("Concat")
+def _decode_concat(ctx, op, inputs):
+    if not inputs:
+        ctx.fail(op, "needs at least one input")
+    axis = int(ctx.param(op, "Axis")["axis"])
+    return [movement.concat(list(inputs), axis)]
+
+
+@encoder("concat")
+def _encode_concat(ctx, expr):
+    ctx.emit(expr, "Concat", "Axis", {"axis": int(expr.attrs["axis"])}, expr.inputs)
+
+
+@decoder("Slice")
+def _decode_slice(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "Slice")
+    x = inputs[0]
+    axis = int(p["axis"])
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
+    dim = x.shape[axis]
+    points = [] if p["slicePoints"] is None else [int(v) for v in p["slicePoints"]]
+    n_out = len(op.get("outputIndexes") if op.get("outputIndexes") is not None else [])
+    if p["sourceType"] == 1 or (len(points) == n_out and n_out > 1):
+        sizes = points                      # TensorFlow / ONNX style: sizes of each part
+    elif points:
+        bounds = [0] + points + [dim]       # Caffe style: cut positions
+        sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
+    else:
+        if n_out < 1 or dim % n_out:
+            ctx.fail(op, f"cannot split {dim} into {n_out} equal parts")
+        sizes = [dim // n_out] * n_out
+    if -1 in sizes:
+        rest = dim - sum(s for s in sizes if s != -1)
+        sizes = [rest if s == -1 else s for s in sizes]
+    if any(s < 0 for s in sizes) or sum(sizes) != dim:
+        ctx.fail(op, f"slice sizes {sizes} do not add up to {dim}")
+    return movement.split(x, sizes, axis)
+
+
+@encoder("split")
+def _encode_split(ctx, expr):
+    sizes = [int(s) for s in expr.attrs["sizes"]]
+    points = list(np.cumsum(sizes)[:-1])
+    ctx.emit(expr, "Slice", "Slice",
+             {"axis": int(expr.attrs["axis"]), "slicePoints": np.asarray(points, np.int32),
+              "sourceType": 0}, expr.inputs)
+
+
+@decoder("Pack")
+def _decode_pack(ctx, op, inputs):
+    if not inputs:
+        ctx.fail(op, "needs at least one input")
+    axis = int(ctx.param(op, "PackParam")["axis"])
+    return [movement.stack(list(inputs), axis)]
+
+
+@decoder("BroadcastTo")
+def _decode_broadcast(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    shape = [int(d) for d in np.ravel(ctx.need_static(op, inputs[1], "the target shape"))]
+    x = inputs[0]
+    # ONNX Expand broadcasts both ways (a 1 in shape keeps x's dim).
+    nd = max(len(shape), x.ndim)
+    xs = [1] * (nd - x.ndim) + list(x.shape)
+    ts = [1] * (nd - len(shape)) + shape
+    target = [a if b == 1 else b for a, b in zip(xs, ts)]
+    return [movement.broadcast_to(x, target)]
+
+
+@encoder("broadcast_to")
+def _encode_broadcast(ctx, expr):
+    shape = ctx.const_tensor(np.asarray(expr.attrs["shape"], np.int32), expr, "shape")
+    ctx.emit(expr, "BroadcastTo", None, None, [expr.inputs[0], shape])
+
+
+@decoder("Fill")
+def _decode_fill(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    shape = [int(d) for d in np.ravel(ctx.need_static(op, inputs[0], "the shape"))]
+    return [creation.fill(shape, inputs[1])]
+
+
+@encoder("fill")
+def _encode_fill(ctx, expr):
+    shape = ctx.const_tensor(np.asarray(expr.attrs["shape"], np.int32), expr, "shape")
+    ctx.emit(expr, "Fill", "Fill", {}, [shape, expr.inputs[0]])
+
+
+@decoder("ZerosLike")
+def _decode_zeros_like(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    return [creation.zeros_like(inputs[0])]
+
+
+@encoder("full_like")
+def _encode_full_like(ctx, expr):
+    value = expr.attrs["value"]
+    if value == 0:
+        ctx.emit(expr, "ZerosLike", None, None, expr.inputs)
+        return
+    x = expr.inputs[0]
+    shape = ctx.const_tensor(np.asarray(x.shape, np.int32), expr, "shape")
+    fill_value = ctx.const_tensor(np.asarray(value, expr.metas[0].dtype), expr, "value")
+    ctx.emit(expr, "Fill", "Fill", {}, [shape, fill_value])
+
+
+@decoder("Range")
+def _decode_range(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 3)
+    return [creation.range(*inputs)]
+
+
+@encoder("range")
+def _encode_range(ctx, expr):
+    ctx.emit(expr, "Range", "Range", {"Tidx": datatype_of(expr.metas[0].dtype)},
+             expr.inputs)
+
+
+# -- shape queries: constants whenever the input's shape is known when loading ----------------
+
+def _static_shape(ctx, op, x):
+    meta = x.expr.metas[x.index]
+    if meta.shape is None:
+        if "shape" not in all_ops():
+            ctx.fail(op, "the input's shape is only known at run time")
+        return None
+    return list(meta.shape)
+
+
+@decoder("Shape")
+def _decode_shape(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    shape = _static_shape(ctx, op, inputs[0])
+    if shape is None:
+        return _graph.apply("shape", [inputs[0]])
+    if inputs[0].data_format == NHWC and op.get("defaultDimentionFormat") == 0 \
+            and len(shape) == 4:
+        shape = [shape[0], shape[3], shape[1], shape[2]]
+    return [const(np.asarray(shape, np.int32))]
+
+
+@decoder("Rank")
+def _decode_rank(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    shape = _static_shape(ctx, op, inputs[0])
+    if shape is None:
+        ctx.fail(op, "the input's rank is only known at run time")
+    return [const(np.asarray(len(shape), np.int32))]
+
+
+@decoder("Size")
+def _decode_size(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    shape = _static_shape(ctx, op, inputs[0])
+    if shape is None:
+        ctx.fail(op, "the input's size is only known at run time")
+    return [const(np.asarray(int(np.prod(shape, dtype=np.int64)), np.int32))]
+
+
+@decoder("SliceTf")
+def _decode_slice_tf(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 3)
+    x = inputs[0]
+    begin = [int(v) for v in np.ravel(ctx.need_static(op, inputs[1], "the begin"))]
+    size = [int(v) for v in np.ravel(ctx.need_static(op, inputs[2], "the size"))]
+    if len(begin) != x.ndim or len(size) != x.ndim:
+        ctx.fail(op, f"begin {begin} and size {size} need one entry per dimension of "
+                     f"{x.shape}")
+    value = ctx.static(x)
+    index = []
+    for b, s, d in zip(begin, size, x.shape):
+        if not 0 <= b <= d:
+            ctx.fail(op, f"begin {begin} out of range for shape {x.shape}")
+        end = d if s == -1 else b + s
+        if s < -1 or end > d:
+            ctx.fail(op, f"size {size} out of range for shape {x.shape} at begin {begin}")
+        index.append(slice(b, end))
+    if value is not None:
+        return [const(np.ascontiguousarray(value[tuple(index)]), dtype=value.dtype)]
+    if "strided_slice" not in all_ops():
+        ctx.fail(op, "slicing a run-time tensor needs the strided_slice op")
+    return [x[tuple(index)]]

@@ -1,0 +1,231 @@
+"""Writing an express graph as a .mnn file.
+
+The Exprs above the requested outputs are visited inputs-first; each one is written by its
+encoder in :data:`mnn.format.mapping.ENCODERS` (placeholders become ``Input`` ops, constants
+``Const``, trainables ``TrainableParam``). Weight quantisation and external weights are
+options of :class:`EncodeOptions`, applied by the encoders of ops that carry weights.
+"""
+import os
+import uuid
+
+import numpy as np
+
+from .. import _version
+from ..express import graph as _graph
+from ..express.var import Var
+from . import map_math, map_shape  # noqa: F401 - they fill ENCODERS
+from .errors import ModelFileError
+from .external import ExternalWriter
+from .flat import encode
+from .mapping import ENCODERS, array_to_blob
+from .schema import OP_TYPES
+
+__all__ = ["EncodeOptions", "graph_to_net", "write_model", "EncodeContext"]
+
+_SOURCE_ONNX = 3
+
+
+class EncodeOptions:
+    """How weights are stored (the converter's ``--fp16``, ``--weightQuantBits`` ...).
+
+    Parameters
+    ----------
+    weight_quant_bits : int
+        0 keeps float weights; 2..8 stores convolution/linear weights as an int codebook.
+    weight_quant_block : int
+        Block size along the input channels for block-wise scales (0: one per channel).
+    weight_quant_asymmetric : bool
+        Asymmetric quantisation (MNN's converter, oddly, stores asymmetric weights when the
+        flag is absent; we follow the flag's name).
+    fp16 : bool
+        Store float weights as half floats.
+    external_data : bool
+        Move weights into ``<model>.mnn.weight``.
+    """
+
+    def __init__(self, weight_quant_bits=0, weight_quant_block=0,
+                 weight_quant_asymmetric=False, fp16=False, external_data=False):
+        bits = int(weight_quant_bits)
+        if bits and not 2 <= bits <= 8:
+            raise ModelFileError(f"mnn: weight_quant_bits must be 0 or 2..8, got {bits}")
+        if int(weight_quant_block) < 0:
+            raise ModelFileError(f"mnn: weight_quant_block must be >= 0, got "
+                                 f"{weight_quant_block}")
+        if bits and fp16:
+            raise ModelFileError("mnn: choose either fp16 or weight_quant_bits, not both")
+        self.weight_quant_bits = bits
+        self.weight_quant_block = int(weight_quant_block)
+        self.weight_quant_asymmetric = bool(weight_quant_asymmetric)
+        self.fp16 = bool(fp16)
+        self.external_data = bool(external_data)
+
+
+class EncodeContext:
+    """Collects ops and tensors while encoders write a graph."""
+
+    def __init__(self, options=None):
+        self.options = options or EncodeOptions()
+        self.ops = []
+        self.names = []
+        self.index = {}
+        self.taken = set()
+        self.preferred = {}
+        self.external = ExternalWriter() if self.options.external_data else None
+
+    def fail(self, expr, message):
+        raise ModelFileError(f"mnn: cannot write op {expr.op_type} ({expr.name or expr.id}): "
+                             f"{message}")
+
+    def new_tensor(self, name):
+        """A new tensor index named ``name`` (made unique)."""
+        base, k = str(name), 1
+        while name in self.taken:
+            name = f"{base}__{k}"
+            k += 1
+        self.taken.add(name)
+        self.names.append(name)
+        return len(self.names) - 1
+
+    def tensor(self, item):
+        """Tensor index of a Var already written (or an index passed through)."""
+        if isinstance(item, (int, np.integer)):
+            return int(item)
+        key = (item.expr.id, item.index)
+        if key not in self.index:
+            raise RuntimeError(f"mnn internal error: {item.name} used before it was written")
+        return self.index[key]
+
+    def bind(self, var):
+        key = (var.expr.id, var.index)
+        idx = self.new_tensor(self.preferred.get(key, var.name))
+        self.index[key] = idx
+        return idx
+
+    def emit(self, expr, type_name, main_type, main, inputs, outputs=None, name=None,
+             data_format=0):
+        """Write one op. ``outputs`` defaults to binding all of ``expr``'s outputs."""
+        in_idx = [self.tensor(v) for v in inputs]
+        if outputs is None:
+            out_idx = [self.bind(v) for v in expr.outputs]
+        else:
+            out_idx = [o if isinstance(o, int) else self.bind(o) for o in outputs]
+        op = {"type": OP_TYPES[type_name], "inputIndexes": np.asarray(in_idx, np.int32),
+              "outputIndexes": np.asarray(out_idx, np.int32),
+              "name": name or self.names[out_idx[0]], "defaultDimentionFormat": data_format}
+        if main_type is not None:
+            op["main_type"] = main_type
+            op["main"] = main
+        self.ops.append(op)
+        return out_idx
+
+    def const_tensor(self, array, expr, suffix):
+        """Write a constant that an op takes as an input tensor; returns its index."""
+        idx = self.new_tensor(f"{expr.name or expr.op_type + '_' + str(expr.id)}_{suffix}")
+        self.ops.append({"type": OP_TYPES["Const"], "outputIndexes": np.asarray([idx], np.int32),
+                         "name": self.names[idx], "main_type": "Blob",
+                         "main": self.blob(np.asarray(array)), "defaultDimentionFormat": 0})
+        return idx
+
+    def blob(self, array, data_format=0):
+        """A Blob dict for ``array`` (its data in the external file when enabled)."""
+        blob = array_to_blob(array, data_format)
+        if self.external is not None and array.size >= 64:
+            for field in ("float32s", "int32s", "int64s", "uint8s", "int8s"):
+                if field in blob:
+                    raw = np.ascontiguousarray(blob.pop(field)).astype(
+                        np.asarray(blob.get(field, array)).dtype.newbyteorder("<"),
+                        copy=False).tobytes()
+                    blob["external"] = np.asarray([self.external.add(raw), len(raw)],
+                                                  np.int64)
+                    break
+        return blob
+
+    def external_field(self, arrays):
+        """Store float32 ``arrays`` in the external file; returns the ``external`` vector
+        ``[offset, size0, size1, ...]`` (arrays laid out one after another)."""
+        raws = [np.ascontiguousarray(a, dtype="<f4").tobytes() for a in arrays]
+        offset = self.external.add(raws[0])
+        for raw in raws[1:]:
+            self.external.add(raw)
+        return np.asarray([offset] + [len(r) for r in raws], np.int64)
+
+
+def _topological(outputs):
+    order, seen = [], set()
+    for var in outputs:
+        for expr in _graph._ancestors(var.expr):
+            if expr.id not in seen:
+                seen.add(expr.id)
+                order.append(expr)
+    return order
+
+
+def graph_to_net(outputs, options=None, biz_code="MNN"):
+    """Encode the graph above ``outputs`` into a ``Net`` dict.
+
+    Parameters
+    ----------
+    outputs : list of Var or dict
+        The outputs, or a dict output name -> Var (the names become tensor names).
+    options : EncodeOptions, optional
+    biz_code : str
+
+    Returns
+    -------
+    net : dict
+    ctx : EncodeContext
+        Holds the external weight bytes when ``options.external_data``.
+    """
+    if isinstance(outputs, dict):
+        named = [(str(k), v) for k, v in outputs.items()]
+    else:
+        named = [(None, v) for v in outputs]
+    for name, var in named:
+        if not isinstance(var, Var):
+            raise ModelFileError(f"mnn: save: outputs must be Vars, got {type(var).__name__}")
+    if not named:
+        raise ModelFileError("mnn: save: no output Vars to write")
+    ctx = EncodeContext(options)
+    for name, var in named:
+        if name is not None:
+            ctx.preferred[(var.expr.id, var.index)] = name
+    for expr in _topological([v for _, v in named]):
+        if expr.kind == "op":
+            # Shapes may have changed since the graph was built (resize): refresh them.
+            expr.refresh_metas()
+        encode_expr = ENCODERS.get(expr.op_type)
+        if encode_expr is None:
+            raise ModelFileError(f"mnn: cannot write op {expr.op_type!r} to a .mnn file: no "
+                                 "MNN op maps to it")
+        encode_expr(ctx, expr)
+    out_names = [ctx.names[ctx.tensor(v)] for _, v in named]
+    net = {"bizCode": str(biz_code), "oplists": ctx.ops, "outputName": out_names,
+           "tensorName": ctx.names, "sourceType": _SOURCE_ONNX, "usage": 0,
+           "extraInfo": {"name": "mnn", "version": _version.__version__},
+           "mnn_uuid": str(uuid.uuid4())}
+    return net, ctx
+
+
+def write_model(outputs, path=None, options=None, biz_code="MNN"):
+    """Write the graph above ``outputs`` as a .mnn file at ``path`` (or return its bytes).
+
+    With ``options.external_data`` the weights go to ``<path>.weight`` (a path is needed).
+    """
+    options = options or EncodeOptions()
+    if options.external_data and path is None:
+        raise ModelFileError("mnn: external_data needs a file path to put the .weight file "
+                             "beside")
+    net, ctx = graph_to_net(outputs, options, biz_code)
+    data = encode(net)
+    if path is None:
+        return data
+    path = os.fspath(path)
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+        if ctx.external is not None:
+            ctx.external.write(path + ".weight")
+    except OSError as exc:
+        raise ModelFileError(f"mnn: cannot write model file {path!r}: {exc.strerror}") \
+            from None
+    return None

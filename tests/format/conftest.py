@@ -1,0 +1,8 @@
+"""Fixtures of the .mnn file tests."""
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
