@@ -9,7 +9,8 @@ from . import init, loss
 from .layers import (BatchNorm, Dropout, Embedding, LayerNorm, Linear, batch_norm, dropout,
                      embedding, layer_norm, linear, trainable)
 from .module import Module
+from .recurrent import GRU, LSTM, gru, lstm
 
 __all__ = ["Module", "init", "loss", "linear", "dropout", "batch_norm", "layer_norm",
            "embedding", "trainable", "Linear", "Dropout", "BatchNorm", "LayerNorm",
-           "Embedding"]
+           "Embedding", "lstm", "gru", "LSTM", "GRU"]
