@@ -9,6 +9,7 @@ from . import init, loss
 from .layers import (BatchNorm, Dropout, Embedding, LayerNorm, Linear, batch_norm, dropout,
                      embedding, layer_norm, linear, trainable)
 from .module import Module
+from .loader import load_module_from_buffer, load_module_from_file  # noqa: F401
 from .recurrent import GRU, LSTM, gru, lstm
 
 __all__ = ["Module", "init", "loss", "linear", "dropout", "batch_norm", "layer_norm",

@@ -17,17 +17,27 @@ A :class:`Plan` is built once from input placeholders and output Vars:
   thus "re-planned" once and reused. Checking before computing matters: compiled kernels
   trust shapes that inference has accepted.
 """
+import time
+
 import numpy as np
 
 from ..express.errors import OpError
 from ..express.graph import PLACEHOLDER, TRAINABLE, _describe
 from ..express.optable import TensorMeta
 
-__all__ = ["Plan", "PlanStep"]
+__all__ = ["Plan", "PlanStep", "RunStopped"]
 
 # Ops that must run every time even when their inputs are constant (their value is not a
 # function of the inputs). Matched by prefix: random ops are the only such family.
 _NON_DETERMINISTIC_PREFIX = "random"
+
+
+class RunStopped(Exception):
+    """A ``before``/``after`` hook of :meth:`Plan.run` returned false at ``step``."""
+
+    def __init__(self, step):
+        super().__init__(f"run stopped by a callback at op {step.name or step.op.name}")
+        self.step = step
 
 
 class PlanStep:
@@ -80,9 +90,9 @@ class Plan:
         self.input_vars = list(inputs)
         self.output_vars = list(outputs)
         for v in self.input_vars:
-            if v.expr.kind != PLACEHOLDER:
-                raise OpError(f"mnn: plan input {v.name} is a {v.expr.op_type}, not a "
-                              "placeholder")
+            if v.expr.op is None and v.expr.kind != PLACEHOLDER:
+                raise OpError(f"mnn: plan input {v.name} is a {v.expr.kind}, not a "
+                              "placeholder or a computed tensor")
         self._build(fold_constants)
         self._checked = {}  # (segment start, signature) -> segment end (exclusive)
 
@@ -91,7 +101,7 @@ class Plan:
         slot_of = {}
         consts = {}        # slot -> array for constants and folded values
         trainables = {}    # slot -> Expr (value read at each run: training may change it)
-        input_exprs = {v.expr.id: v for v in self.input_vars}
+        input_exprs = {v.expr.id for v in self.input_vars}
 
         def slot(var_key):
             if var_key not in slot_of:
@@ -132,6 +142,15 @@ class Plan:
                 continue
             steps.append(step)
         self.output_slots = [slot((v.expr.id, v.index)) for v in self.output_vars]
+        fed = {(v.expr.id, v.index) for v in self.input_vars}
+        for v in self.input_vars:
+            # An input may be a computed tensor (running a model from the middle): the walk
+            # stopped there, so no other output of that op can be computed.
+            for i in range(len(v.expr.outputs)):
+                if (v.expr.id, i) in slot_of and (v.expr.id, i) not in fed:
+                    raise OpError(f"mnn: output {i} of {v.expr.name or v.expr.op_type} is "
+                                  "needed but only another output of that op is an input")
+        self.input_dtypes = [v.expr.metas[v.index].dtype for v in self.input_vars]
         self.n_slots = len(slot_of)
         self.steps = steps
         self.constants = consts
@@ -191,42 +210,46 @@ class Plan:
         return self._live_at[start]
 
     # -- running -------------------------------------------------------------------------
-    def run(self, arrays, callback=None):
+    def run(self, arrays, before=None, after=None):
         """Compute the outputs from input ``arrays`` (one ndarray per input, in order).
 
         Parameters
         ----------
         arrays : sequence of ndarray
-            Must have the input placeholders' dtypes; shapes may be new (they are checked).
-        callback : callable, optional
-            ``callback(step, input_arrays, output_arrays, seconds)`` after each op, for
-            per-op profiling (forces timing of every step).
+            Must have the inputs' dtypes; shapes may be new (they are checked once).
+        before : callable, optional
+            ``before(step, input_arrays) -> bool`` ahead of each op; a false result stops
+            the run (:class:`RunStopped`). For per-op hooks and profiling.
+        after : callable, optional
+            ``after(step, input_arrays, output_arrays, seconds) -> bool`` after each op;
+            a false result stops the run.
 
         Returns
         -------
         list of ndarray
-            Read-only arrays, one per output.
+            One per output.
         """
         if len(arrays) != len(self.input_slots):
             raise OpError(f"mnn: the plan takes {len(self.input_slots)} inputs, got "
                           f"{len(arrays)}")
         env = list(self._template)
-        for s, a, v in zip(self.input_slots, arrays, self.input_vars):
-            if a.dtype != v.expr.metas[0].dtype:
-                raise OpError(f"mnn: input {v.name} must be {v.expr.metas[0].dtype}, got "
-                              f"{a.dtype}")
+        for s, a, want, v in zip(self.input_slots, arrays, self.input_dtypes,
+                                 self.input_vars):
+            if a.dtype != want:
+                raise OpError(f"mnn: input {v.name} must be {want}, got {a.dtype}")
             env[s] = a
         for s, expr in self.trainables.items():
             env[s] = expr.values[0]
+        hooked = before is not None or after is not None
         pos, n = 0, len(self.steps)
         while pos < n:
             sig = (pos, tuple((env[s].shape, env[s].dtype) for s in self._live_slots(pos)))
             end = self._checked.get(sig)
             if end is None:
-                end = self._run_checked(env, pos, callback)
+                end = self._run_segment(env, pos, n, True, before, after)
                 self._checked[sig] = end
-            elif callback is not None:
-                self._run_timed(env, pos, end, callback)
+            elif hooked:
+                self._run_segment(env, pos, end, False, before, after)
             else:
                 self._run_fast(env, pos, end)
             pos = end
@@ -244,62 +267,43 @@ class Plan:
             for s in step.free:
                 env[s] = None
 
-    def _run_timed(self, env, start, end, callback):
-        import time
-
-        for step in self.steps[start:end]:
-            args = [env[s] for s in step.inputs]
-            t0 = time.perf_counter()
-            result = _as_arrays(step.compute(args, **step.attrs), len(step.outputs))
-            callback(step, args, result, time.perf_counter() - t0)
-            for s, value in zip(step.outputs, result):
-                env[s] = value
-            for s in step.free:
-                env[s] = None
-
-    def _run_checked(self, env, start, callback):
-        """Run from ``start`` checking every op's inference first; stop after an op whose
-        output shape depends on data. Returns the index where the checked segment ends."""
-        import time
-
+    def _run_segment(self, env, start, end, check, before, after):
+        """Run steps ``start:end`` with hooks; with ``check``, run each op's inference
+        first and stop after an op whose output shape depends on data. Returns the index
+        where the run stopped."""
         const_slots = self._const_slots
-        for i in range(start, len(self.steps)):
+        for i in range(start, end):
             step = self.steps[i]
             args = [env[s] for s in step.inputs]
-            # Only constants' values take part in inference: the result must hold for any
-            # input values with these shapes.
-            metas = [TensorMeta(a.shape, a.dtype, a if s in const_slots else None)
-                     for s, a in zip(step.inputs, args)]
-            try:
-                inferred = step.op.infer(metas, **step.attrs)
-            except OpError as exc:
-                raise OpError(_describe(step.op.name, metas, str(exc))
-                              + _where(step)) from None
+            if check:
+                # Only constants' values take part in inference: the result must hold
+                # for any input values with these shapes.
+                metas = [TensorMeta(a.shape, a.dtype, a if s in const_slots else None)
+                         for s, a in zip(step.inputs, args)]
+                try:
+                    inferred = step.op.infer(metas, **step.attrs)
+                except OpError as exc:
+                    raise OpError(_describe(step.op.name, metas, str(exc))
+                                  + _where(step)) from None
+            if before is not None and not before(step, args):
+                raise RunStopped(step)
             t0 = time.perf_counter()
             try:
                 result = _as_arrays(step.compute(args, **step.attrs), len(step.outputs))
             except OpError as exc:
-                raise OpError(_describe(step.op.name, metas, str(exc)) + _where(step)) from None
-            if callback is not None:
-                callback(step, args, result, time.perf_counter() - t0)
-            data_dependent = False
-            for (shape, dtype), value in zip(inferred, result):
-                if shape is None:
-                    data_dependent = True
-                    if dtype is not None and np.dtype(dtype) != value.dtype:
-                        raise RuntimeError(f"mnn internal error: op {step.op.name} computed "
-                                           f"{value.dtype} but inferred {np.dtype(dtype)}")
-                elif (tuple(shape) != value.shape or np.dtype(dtype) != value.dtype):
-                    raise RuntimeError(f"mnn internal error: op {step.op.name} computed "
-                                       f"{value.shape} {value.dtype} but inferred "
-                                       f"{tuple(shape)} {np.dtype(dtype)}")
+                metas = [TensorMeta(a.shape, a.dtype) for a in args]
+                raise OpError(_describe(step.op.name, metas, str(exc)) + _where(step)) \
+                    from None
+            seconds = time.perf_counter() - t0
             for s, value in zip(step.outputs, result):
                 env[s] = value
+            if after is not None and not after(step, args, result, seconds):
+                raise RunStopped(step)
             for s in step.free:
                 env[s] = None
-            if data_dependent:
+            if check and _check_outputs(step, inferred, result):
                 return i + 1
-        return len(self.steps)
+        return end
 
     # -- static inference ----------------------------------------------------------------
     def infer(self, metas):
@@ -330,6 +334,22 @@ class Plan:
                 env[s] = TensorMeta(tuple(int(d) for d in shape) if shape is not None
                                     else None, np.dtype(dtype) if dtype is not None else None)
         return [env[s] for s in self.output_slots]
+
+
+def _check_outputs(step, inferred, result):
+    """Compare computed outputs with inference; True if a shape depended on data."""
+    data_dependent = False
+    for (shape, dtype), value in zip(inferred, result):
+        if shape is None:
+            data_dependent = True
+            if dtype is not None and np.dtype(dtype) != value.dtype:
+                raise RuntimeError(f"mnn internal error: op {step.op.name} computed "
+                                   f"{value.dtype} but inferred {np.dtype(dtype)}")
+        elif tuple(shape) != value.shape or np.dtype(dtype) != value.dtype:
+            raise RuntimeError(f"mnn internal error: op {step.op.name} computed "
+                               f"{value.shape} {value.dtype} but inferred {tuple(shape)} "
+                               f"{np.dtype(dtype)}")
+    return data_dependent
 
 
 def _where(step):

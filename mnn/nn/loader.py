@@ -1,0 +1,105 @@
+"""Loading model files as Modules: ``load_module_from_file`` (pymnn's names and defaults).
+
+The file is read by :mod:`mnn.format` into an express graph (placeholders for inputs,
+ops, constants for weights); the Vars between the chosen inputs and outputs are compiled
+into one plan (:class:`mnn.runtime.module.LoadedModule`).
+"""
+import os
+
+from ..express.errors import MnnError
+
+# mnn.runtime.module imports mnn.nn.module: import it inside the functions, so that either
+# package can be imported first.
+
+__all__ = ["load_module_from_file", "load_module_from_buffer", "load_graph_module"]
+
+
+def load_module_from_file(file_name, input_names, output_names, dynamic=False,
+                          shape_mutable=True, rearrange=False, backend=0, memory_mode=0,
+                          power_mode=0, precision_mode=0, thread_num=1, runtime_manager=None):
+    """Load a ``.mnn`` model as a Module.
+
+    Parameters
+    ----------
+    file_name : str, os.PathLike, bytes or bytearray
+        Path of the model file, or the file's bytes (weights kept in an external
+        ``.mnn.weight`` file need the path).
+    input_names, output_names : list of str
+        Tensors to feed and to return, in ``forward``'s order. Empty lists take the file's
+        inputs and outputs. An input may name an inner tensor: the model then runs from
+        there.
+    dynamic : bool
+        Recorded (a module is always re-planned for new input shapes).
+    shape_mutable : bool
+        True (default): inputs may take new shapes on each call. False: inputs must have
+        the shapes the file declares.
+    rearrange : bool
+        Recorded (weights are always prepared once at load).
+    backend : int or str
+        Only the CPU backend (0, "CPU") exists; others raise.
+    memory_mode, power_mode, precision_mode : int or str
+        Normal (0), High (1), Low (2); recorded.
+    thread_num : int
+        Threads the compiled kernels use while this module runs (honoured).
+    runtime_manager : None
+        Accepted for pymnn compatibility; must be None.
+
+    Returns
+    -------
+    LoadedModule
+    """
+    if runtime_manager is not None:
+        raise MnnError("mnn: runtime_manager is not supported; pass thread_num and the "
+                       "mode arguments instead")
+    from ..format.reader import load_graph
+    from ..runtime.module import RuntimeConfig
+
+    config = RuntimeConfig(dynamic, shape_mutable, rearrange, backend, memory_mode,
+                           power_mode, precision_mode, thread_num)
+    if isinstance(file_name, (bytes, bytearray, memoryview)):
+        graph = load_graph(bytes(file_name))
+    else:
+        graph = load_graph(os.fspath(file_name))
+    return load_graph_module(graph, input_names, output_names, config)
+
+
+def load_module_from_buffer(buffer, input_names, output_names, **kwargs):
+    """:func:`load_module_from_file` on the model file's bytes."""
+    if not isinstance(buffer, (bytes, bytearray, memoryview)):
+        raise TypeError(f"mnn: load_module_from_buffer needs bytes, got "
+                        f"{type(buffer).__name__}")
+    return load_module_from_file(bytes(buffer), input_names, output_names, **kwargs)
+
+
+def load_graph_module(graph, input_names, output_names, config=None):
+    """A :class:`LoadedModule` over a read model (:class:`mnn.format.reader.LoadedGraph`).
+
+    Picks the inputs and outputs by name (empty lists: the file's own).
+    """
+    from ..runtime.module import LoadedModule
+
+    inputs, in_names = _pick(graph.inputs, graph.tensors, input_names, "input")
+    outputs, out_names = _pick(graph.outputs, graph.tensors, output_names, "output")
+    net = getattr(graph, "net", None) or {}
+    extra = net.get("extraInfo") or {}
+    version = extra.get("version") if isinstance(extra, dict) else None
+    return LoadedModule(inputs, outputs, in_names, out_names, config,
+                        biz_code=net.get("bizCode") or "", version=version)
+
+
+def _pick(default, tensors, names, what):
+    if names is None or len(names) == 0:
+        if not default:
+            raise MnnError(f"mnn: the model has no {what}s to pick; name them")
+        return list(default.values()), list(default.keys())
+    picked = []
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"mnn: {what} names must be strings, got {type(name).__name__}")
+        var = default.get(name, tensors.get(name))
+        if var is None:
+            known = list(default.keys())
+            raise MnnError(f"mnn: the model has no tensor named {name!r} (its {what}s: "
+                           f"{known})")
+        picked.append(var)
+    return picked, [str(n) for n in names]
