@@ -8,6 +8,8 @@ from . import formats as _formats_module
 from .autodiff import grad
 from .dtypes import (bool, double, dtype, float, float32, float64, int, int8, int32,  # noqa: A004
                      int64, uint8)
+from .enums import (AVEPOOL, BILINEAR, CAFFE, MAXPOOL, NEAREST, SAME, VALID,  # noqa: F401
+                    Interp_Method, Padding_Mode, Pooling_Mode)
 from .errors import MnnError, OpError
 from .formats import NC4HW4, NCHW, NHWC, NHWC4, data_format
 from .graph import Expr
@@ -27,6 +29,8 @@ _OP_MODULES = [control_flow, elementwise, reduce, movement, selection, creation,
 
 from .ops import onnx_math, onnx_shape  # noqa: E402 - the converter's ONNX-only primitives
 _OP_MODULES += [onnx_math, onnx_shape]
+from .ops import nn_activation, nn_conv, nn_pool  # noqa: E402 - NN ops (issue 4)
+_OP_MODULES += [nn_activation, nn_conv, nn_pool]
 
 
 def _export(modules, namespace):

@@ -1,0 +1,56 @@
+# cython: language_level=3
+"""Row-major matrix products through BLAS: the only kernel file that calls BLAS.
+
+BLAS is column-major; a row-major ``C (m x n) = op(A) op(B)`` is the column-major product
+``C^T = op(B)^T op(A)^T``, so the operands are passed swapped and no data is copied.
+Callers (Python) have checked shapes; the wrapper re-checks them because a wrong leading
+dimension would make BLAS read past the buffers.
+"""
+from scipy.linalg.cython_blas cimport dgemm, sgemm
+
+ctypedef fused real_t:
+    float
+    double
+
+
+cdef inline void _gemm_rm(bint ta, bint tb, int m, int n, int k, real_t alpha,
+                          const real_t* a, int lda, const real_t* b, int ldb, real_t beta,
+                          real_t* c, int ldc) noexcept nogil:
+    cdef char op_b = b'T' if tb else b'N'
+    cdef char op_a = b'T' if ta else b'N'
+    if real_t is float:
+        sgemm(&op_b, &op_a, &n, &m, &k, &alpha, b, &ldb, a, &lda, &beta, c, &ldc)
+    else:
+        dgemm(&op_b, &op_a, &n, &m, &k, &alpha, b, &ldb, a, &lda, &beta, c, &ldc)
+
+
+def gemm(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c, bint trans_a=False,
+         bint trans_b=False, double alpha=1.0, double beta=0.0):
+    """``c = alpha * op(a) @ op(b) + beta * c`` on C-contiguous 2-D arrays, in place.
+
+    ``op(x)`` is ``x.T`` when the matching ``trans_*`` flag is set. All three arrays share
+    one dtype (float32 or float64); ``c`` must be ``(m, n)`` where ``op(a)`` is ``(m, k)``
+    and ``op(b)`` is ``(k, n)``.
+    """
+    cdef int m = a.shape[1] if trans_a else a.shape[0]
+    cdef int k = a.shape[0] if trans_a else a.shape[1]
+    cdef int kb = b.shape[1] if trans_b else b.shape[0]
+    cdef int n = b.shape[0] if trans_b else b.shape[1]
+    if k != kb or c.shape[0] != m or c.shape[1] != n:
+        raise ValueError(f"gemm: op(a) is ({m}, {k}), op(b) is ({kb}, {n}), c is "
+                         f"({c.shape[0]}, {c.shape[1]}): shapes do not match")
+    if m == 0 or n == 0:
+        return
+    if k == 0:
+        # BLAS leaves c untouched when k == 0 only if beta == 1; be explicit.
+        for i in range(m):
+            for j in range(n):
+                c[i, j] = <real_t>(beta * c[i, j])
+        return
+    # Leading dimensions are the row lengths (at least 1 for BLAS's argument checks).
+    cdef int lda = max(a.shape[1], 1)
+    cdef int ldb = max(b.shape[1], 1)
+    cdef int ldc = max(c.shape[1], 1)
+    with nogil:
+        _gemm_rm(trans_a, trans_b, m, n, k, <real_t>alpha, &a[0, 0], lda, &b[0, 0], ldb,
+                 <real_t>beta, &c[0, 0], ldc)

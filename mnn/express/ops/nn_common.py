@@ -1,0 +1,112 @@
+"""Shared argument handling of the NN op modules: pairs, padding modes, output sizes.
+
+Public NN functions take MNN's arguments: pairs in MNN's ``(x, y)`` order (width first:
+``stride=(sx, sy)``), a ``padding_mode`` from :mod:`mnn.express.enums` and explicit pads.
+The ops themselves store plain attributes in ONNX's order (height first):
+
+- ``strides``, ``dilations``, ``kernel``: ``(h, w)``;
+- ``pads``: ``(top, left, bottom, right)``;
+- ``padding_mode``: the int value of :class:`~mnn.express.enums.Padding_Mode`. ``SAME``
+  pads are computed from the actual input size when the op infers or computes (so a
+  resized placeholder stays right): output ``ceil(in / stride)``, the total padding split
+  with the smaller half first (MNN, TensorFlow, ONNX ``SAME_UPPER``). ``VALID`` and
+  ``CAFFE`` both use ``pads`` as given (the real wheel ignores pads under ``VALID``; we
+  honour them, so scripts that pass pads get the padding they asked for).
+"""
+import numpy as np
+
+from ..enums import Padding_Mode
+from ..errors import OpError
+from ..runtime import get_thread_number
+
+__all__ = []
+
+
+def mnn_pair(value, name):
+    """An MNN ``(x, y)`` pair (or one int for both) as ``(h, w)`` ints."""
+    if isinstance(value, (int, np.integer)):
+        return int(value), int(value)
+    vals = [int(v) for v in value]
+    if len(vals) != 2:
+        raise OpError(f"{name} must be one int or a pair (x, y), got {list(value)}")
+    return vals[1], vals[0]
+
+
+def mnn_pads(padding, name="padding"):
+    """MNN's ``padding``: a pair ``(px, py)`` (symmetric) or four ints in ONNX order
+    ``(top, left, bottom, right)``. Returns ``(top, left, bottom, right)``."""
+    if isinstance(padding, (int, np.integer)):
+        p = int(padding)
+        return p, p, p, p
+    vals = [int(v) for v in padding]
+    if len(vals) == 2:
+        px, py = vals
+        pads = (py, px, py, px)
+    elif len(vals) == 4:
+        pads = tuple(vals)
+    else:
+        raise OpError(f"{name} must be (x, y) or (top, left, bottom, right), got {vals}")
+    if min(pads) < 0:
+        raise OpError(f"{name} must not be negative, got {list(pads)}")
+    return pads
+
+
+def padding_mode_value(mode):
+    """The int value of a :class:`Padding_Mode` (or its int), checked."""
+    try:
+        return int(Padding_Mode(int(mode)))
+    except (ValueError, TypeError):
+        raise OpError(f"padding_mode must be CAFFE, VALID or SAME, got {mode!r}") from None
+
+
+def positive(values, name):
+    if min(values) < 1:
+        raise OpError(f"{name} must be >= 1, got {list(values)}")
+
+
+def conv_out_size(size, k_eff, stride, pad_begin, pad_end, ceil_mode=False):
+    """Output length of a sliding window (torch/ONNX rule: floor unless ``ceil_mode``).
+
+    In ceil mode the last window must still start inside the input or the left padding
+    (torch's rule), so no window lies wholly in the right padding.
+    """
+    span = size + pad_begin + pad_end - k_eff
+    if span < 0:
+        return 0
+    if ceil_mode:
+        out = -(-span // stride) + 1
+        if (out - 1) * stride >= size + pad_begin:
+            out -= 1
+        return out
+    return span // stride + 1
+
+
+def resolve_pads(in_hw, kernel, strides, dilations, pads, padding_mode):
+    """The explicit ``(top, left, bottom, right)`` pads for this input size."""
+    if padding_mode != Padding_Mode.SAME:
+        return tuple(pads)
+    begin, end = [], []
+    for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        begin.append(total // 2)
+        end.append(total - total // 2)
+    return begin[0], begin[1], end[0], end[1]
+
+
+def float_dtype(metas, what):
+    """The common float dtype of ``metas`` (float32 or float64), else an OpError."""
+    dts = {m.dtype for m in metas}
+    if len(dts) != 1 or next(iter(dts)) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise OpError(f"{what} needs float32 or float64 inputs of one dtype, got "
+                      f"{', '.join(str(m.dtype) for m in metas)}")
+    return next(iter(dts))
+
+
+def threads():
+    return get_thread_number()
+
+
+def c_array(a):
+    """``a`` as a C-contiguous array (kernels take contiguous memoryviews)."""
+    return np.ascontiguousarray(a)

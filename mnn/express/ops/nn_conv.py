@@ -1,0 +1,438 @@
+"""Convolution ops: conv2d, its two backprop ops, conv2d_transpose, conv1d.
+
+Op attributes (plain values, ONNX order, height first; see :mod:`.nn_common`):
+
+- ``strides`` ``(sh, sw)``, ``dilations`` ``(dh, dw)``, ``pads`` ``(top, left, bottom,
+  right)``, ``group`` int, ``padding_mode`` int (:class:`~mnn.express.enums.Padding_Mode`;
+  ``SAME`` pads are recomputed from the input size).
+- ``conv2d``: inputs ``x (N, C, H, W)``, ``w (O, C/group, KH, KW)``, optional ``b (O,)``.
+- ``conv2d_backprop_input``: inputs ``dy (N, O, OH, OW)``, ``w``; attribute ``input_hw``
+  ``(H, W)``: the input gradient of conv2d. ``conv2d_transpose`` is this op (its weight
+  ``(Cin, Cout/group, KH, KW)`` is conv2d's weight read the other way) plus a bias.
+- ``conv2d_backprop_filter``: inputs ``x``, ``dy``; attribute ``kernel`` ``(KH, KW)``:
+  the weight gradient of conv2d.
+
+Compute picks the method per shape: a direct kernel for depthwise convolution (group ==
+C, one input channel per group), GEMM on the input itself for 1x1 stride-1 unpadded
+convolution, im2col + GEMM otherwise (one image and group at a time, BLAS threaded).
+"""
+import numpy as np
+
+from ..._cython import conv as _conv_k
+from ..._cython import depthwise as _dw_k
+from ..._cython import gemm as _gemm_k
+from ..enums import Padding_Mode
+from ..errors import OpError
+from ..graph import apply
+from ..optable import OpDef, register
+from ..var import to_var
+from . import nn_common as nc
+
+__all__ = ["conv2d", "conv2d_transpose", "conv1d", "conv2d_backprop_input",
+           "conv2d_backprop_filter"]
+
+
+# ---------------------------------------------------------------------------------------
+# geometry shared by the three ops
+
+
+def _geometry(in_hw, kernel, strides, pads, dilations, padding_mode):
+    """Resolved pads and output size ``(OH, OW)`` of a convolution over ``in_hw``."""
+    pads = nc.resolve_pads(in_hw, kernel, strides, dilations, pads, padding_mode)
+    out = []
+    for i in range(2):
+        k_eff = (kernel[i] - 1) * dilations[i] + 1
+        out.append(nc.conv_out_size(in_hw[i], k_eff, strides[i], pads[i], pads[i + 2]))
+    if min(out) < 1:
+        raise OpError(f"kernel {list(kernel)} (dilation {list(dilations)}) does not fit the "
+                      f"input {list(in_hw)} padded by {list(pads)}: empty output")
+    return pads, tuple(out)
+
+
+def _check_weight(c_in, w_shape, group):
+    if len(w_shape) != 4:
+        raise OpError(f"weight must be 4-D (O, C/group, KH, KW), got shape {list(w_shape)}")
+    if group < 1 or w_shape[0] % group != 0:
+        raise OpError(f"output channels {w_shape[0]} not divisible by group {group}")
+    if w_shape[1] * group != c_in:
+        raise OpError(f"input has {c_in} channels but weight {list(w_shape)} with group "
+                      f"{group} expects {w_shape[1] * group}")
+
+
+def _is_depthwise(c_in, w_shape, group):
+    return group > 1 and group == c_in and w_shape[1] == 1
+
+
+def _attrs_ok(strides, dilations, kernel=None):
+    nc.positive(strides, "stride")
+    nc.positive(dilations, "dilation")
+    if kernel is not None:
+        nc.positive(kernel, "kernel size")
+
+
+# ---------------------------------------------------------------------------------------
+# conv2d
+
+
+def _conv2d_infer(metas, strides, pads, dilations, group, padding_mode):
+    x, w = metas[0], metas[1]
+    dtype = nc.float_dtype(metas, "conv2d")
+    if len(x.shape) != 4:
+        raise OpError(f"input must be 4-D NCHW, got shape {list(x.shape)}")
+    _check_weight(x.shape[1], w.shape, group)
+    if len(metas) == 3 and tuple(metas[2].shape) != (w.shape[0],):
+        raise OpError(f"bias must have shape [{w.shape[0]}], got {list(metas[2].shape)}")
+    _attrs_ok(strides, dilations, w.shape[2:])
+    _, out_hw = _geometry(x.shape[2:], w.shape[2:], strides, pads, dilations, padding_mode)
+    return [((x.shape[0], w.shape[0]) + out_hw, dtype)]
+
+
+def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode):
+    x, w = nc.c_array(arrays[0]), nc.c_array(arrays[1])
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    pads, (oh, ow) = _geometry((h, wd), (kh, kw), strides, pads, dilations, padding_mode)
+    nt = nc.threads()
+    if len(arrays) == 3:
+        bias = nc.c_array(arrays[2])
+    else:
+        bias = np.zeros(o, x.dtype)
+    y = np.empty((n, o, oh, ow), x.dtype)
+    if _is_depthwise(c, w.shape, group):
+        _dw_k.forward(x, w.reshape(o, kh, kw), bias, y, strides[0], strides[1], pads[0],
+                      pads[1], dilations[0], dilations[1], nt)
+        return y
+    # Start from the bias and accumulate the product onto it (beta = 1).
+    y[...] = bias[None, :, None, None]
+    og = o // group
+    w2 = w.reshape(o, cg * kh * kw)
+    y3 = y.reshape(n, o, oh * ow)
+    pointwise = (kh == 1 and kw == 1 and strides == (1, 1) and not any(pads))
+    cols = None if pointwise else np.empty((c * kh * kw, oh * ow), x.dtype)
+    rows = cg * kh * kw
+    for i in range(n):
+        if pointwise:
+            src = x[i].reshape(c, h * wd)
+        else:
+            _conv_k.im2col(x[i], cols, kh, kw, oh, ow, strides[0], strides[1], pads[0],
+                           pads[1], dilations[0], dilations[1], nt)
+            src = cols
+        for g in range(group):
+            _gemm_k.gemm(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
+                         y3[i, g * og:(g + 1) * og], False, False, 1.0, 1.0)
+    return y
+
+
+def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, padding_mode):
+    from .reduce import reduce_sum
+
+    x, w = inputs[0], inputs[1]
+    g = grads[0]
+    attrs = dict(strides=strides, pads=pads, dilations=dilations, group=group,
+                 padding_mode=padding_mode)
+    dx = apply("conv2d_backprop_input", [g, w], input_hw=tuple(x.shape[2:]), **attrs)[0]
+    dw = apply("conv2d_backprop_filter", [x, g], kernel=tuple(w.shape[2:]), **attrs)[0]
+    out = [dx, dw]
+    if len(inputs) == 3:
+        out.append(reduce_sum(g, [0, 2, 3], keepdims=False))
+    return out
+
+
+register(OpDef("conv2d", _conv2d_infer, _conv2d_compute, _conv2d_grad))
+
+
+# ---------------------------------------------------------------------------------------
+# conv2d_backprop_input (also the forward of conv2d_transpose)
+
+
+def _bpi_infer(metas, input_hw, strides, pads, dilations, group, padding_mode):
+    dy, w = metas
+    dtype = nc.float_dtype(metas, "conv2d_backprop_input")
+    if len(dy.shape) != 4 or len(w.shape) != 4:
+        raise OpError("needs a 4-D gradient/input and a 4-D weight")
+    if w.shape[0] != dy.shape[1] or w.shape[0] % group != 0:
+        raise OpError(f"weight {list(w.shape)} with group {group} does not match "
+                      f"{dy.shape[1]} channels")
+    _attrs_ok(strides, dilations, w.shape[2:])
+    nc.positive(input_hw, "output size")
+    _, out_hw = _geometry(input_hw, w.shape[2:], strides, pads, dilations, padding_mode)
+    if tuple(out_hw) != tuple(dy.shape[2:]):
+        raise OpError(f"spatial size {list(input_hw)} convolved gives {list(out_hw)}, not "
+                      f"the given {list(dy.shape[2:])}")
+    return [((dy.shape[0], w.shape[1] * group) + tuple(input_hw), dtype)]
+
+
+def _bpi_compute(arrays, input_hw, strides, pads, dilations, group, padding_mode):
+    dy, w = nc.c_array(arrays[0]), nc.c_array(arrays[1])
+    n, o, oh, ow = dy.shape
+    _, cg, kh, kw = w.shape
+    h, wd = input_hw
+    c = cg * group
+    pads, _ = _geometry(input_hw, (kh, kw), strides, pads, dilations, padding_mode)
+    nt = nc.threads()
+    if _is_depthwise(c, w.shape, group):
+        dx = np.empty((n, c, h, wd), dy.dtype)
+        _dw_k.backward_input(dy, w.reshape(o, kh, kw), dx, strides[0], strides[1], pads[0],
+                             pads[1], dilations[0], dilations[1], nt)
+        return dx
+    dx = np.zeros((n, c, h, wd), dy.dtype)
+    og, rows = o // group, cg * kh * kw
+    w2 = w.reshape(o, rows)
+    dy3 = dy.reshape(n, o, oh * ow)
+    pointwise = (kh == 1 and kw == 1 and strides == (1, 1) and not any(pads))
+    cols = np.empty((c * kh * kw, oh * ow), dy.dtype)
+    for i in range(n):
+        for g in range(group):
+            _gemm_k.gemm(w2[g * og:(g + 1) * og], dy3[i, g * og:(g + 1) * og],
+                         cols[g * rows:(g + 1) * rows], True, False, 1.0, 0.0)
+        if pointwise:
+            dx[i] = cols.reshape(c, h, wd)
+        else:
+            _conv_k.col2im(cols, dx[i], kh, kw, oh, ow, strides[0], strides[1], pads[0],
+                           pads[1], dilations[0], dilations[1], nt)
+    return dx
+
+
+def _bpi_grad(inputs, outputs, grads, input_hw, strides, pads, dilations, group,
+              padding_mode):
+    dy, w = inputs
+    g = grads[0]
+    attrs = dict(strides=strides, pads=pads, dilations=dilations, group=group,
+                 padding_mode=padding_mode)
+    # The op is linear in dy (dy -> A_w^T dy), so its adjoint is conv2d itself.
+    d_dy = apply("conv2d", [g, w], **attrs)[0]
+    d_w = apply("conv2d_backprop_filter", [g, dy], kernel=tuple(w.shape[2:]), **attrs)[0]
+    return [d_dy, d_w]
+
+
+register(OpDef("conv2d_backprop_input", _bpi_infer, _bpi_compute, _bpi_grad))
+
+
+# ---------------------------------------------------------------------------------------
+# conv2d_backprop_filter
+
+
+def _bpf_infer(metas, kernel, strides, pads, dilations, group, padding_mode):
+    x, dy = metas
+    dtype = nc.float_dtype(metas, "conv2d_backprop_filter")
+    if len(x.shape) != 4 or len(dy.shape) != 4 or x.shape[0] != dy.shape[0]:
+        raise OpError("needs 4-D input and gradient with the same batch")
+    if x.shape[1] % group != 0 or dy.shape[1] % group != 0:
+        raise OpError(f"channels {x.shape[1]} -> {dy.shape[1]} not divisible by group {group}")
+    _attrs_ok(strides, dilations, kernel)
+    _, out_hw = _geometry(x.shape[2:], kernel, strides, pads, dilations, padding_mode)
+    if tuple(out_hw) != tuple(dy.shape[2:]):
+        raise OpError(f"input convolved gives {list(out_hw)}, gradient is "
+                      f"{list(dy.shape[2:])}")
+    return [((dy.shape[1], x.shape[1] // group) + tuple(kernel), dtype)]
+
+
+def _bpf_compute(arrays, kernel, strides, pads, dilations, group, padding_mode):
+    x, dy = nc.c_array(arrays[0]), nc.c_array(arrays[1])
+    n, c, h, wd = x.shape
+    o, oh, ow = dy.shape[1], dy.shape[2], dy.shape[3]
+    kh, kw = kernel
+    cg = c // group
+    pads, _ = _geometry((h, wd), kernel, strides, pads, dilations, padding_mode)
+    nt = nc.threads()
+    if _is_depthwise(c, (o, cg, kh, kw), group):
+        dw = np.empty((o, kh, kw), x.dtype)
+        _dw_k.backward_filter(x, dy, dw, strides[0], strides[1], pads[0], pads[1],
+                              dilations[0], dilations[1], nt)
+        return dw.reshape(o, 1, kh, kw)
+    dw = np.zeros((o, cg * kh * kw), x.dtype)
+    og, rows = o // group, cg * kh * kw
+    dy3 = dy.reshape(n, o, oh * ow)
+    pointwise = (kh == 1 and kw == 1 and strides == (1, 1) and not any(pads))
+    cols = None if pointwise else np.empty((c * kh * kw, oh * ow), x.dtype)
+    for i in range(n):
+        if pointwise:
+            src = x[i].reshape(c, h * wd)
+        else:
+            _conv_k.im2col(x[i], cols, kh, kw, oh, ow, strides[0], strides[1], pads[0],
+                           pads[1], dilations[0], dilations[1], nt)
+            src = cols
+        for g in range(group):
+            _gemm_k.gemm(dy3[i, g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
+                         dw[g * og:(g + 1) * og], False, True, 1.0, 1.0)
+    return dw.reshape(o, cg, kh, kw)
+
+
+def _bpf_grad(inputs, outputs, grads, kernel, strides, pads, dilations, group,
+              padding_mode):
+    x, dy = inputs
+    g = grads[0]
+    attrs = dict(strides=strides, pads=pads, dilations=dilations, group=group,
+                 padding_mode=padding_mode)
+    d_x = apply("conv2d_backprop_input", [dy, g], input_hw=tuple(x.shape[2:]), **attrs)[0]
+    d_dy = apply("conv2d", [x, g], **attrs)[0]
+    return [d_x, d_dy]
+
+
+register(OpDef("conv2d_backprop_filter", _bpf_infer, _bpf_compute, _bpf_grad))
+
+
+# ---------------------------------------------------------------------------------------
+# public functions
+
+
+def _conv_attrs(stride, padding, dilate, group, padding_mode):
+    mode = nc.padding_mode_value(padding_mode)
+    pads = nc.mnn_pads(padding)
+    if mode == Padding_Mode.SAME and any(pads):
+        raise OpError(f"padding {list(padding)} given with padding_mode SAME, which computes "
+                      "its own padding: pass one or the other")
+    strides, dilations = nc.mnn_pair(stride, "stride"), nc.mnn_pair(dilate, "dilate")
+    nc.positive(strides, "stride")
+    nc.positive(dilations, "dilate")
+    return dict(strides=strides, pads=pads, dilations=dilations, group=int(group),
+                padding_mode=mode)
+
+
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  # noqa: A002
+           dilate=(1, 1), group=1, padding_mode=Padding_Mode.VALID):
+    """2-D convolution of an NCHW input (MNN's ``conv2d``).
+
+    Parameters
+    ----------
+    input : Var
+        ``(N, C, H, W)``, float32 or float64 (NC4HW4-labelled Vars are NCHW data).
+    weight : Var
+        ``(O, C / group, KH, KW)``.
+    bias : Var, optional
+        ``(O,)``; none when omitted.
+    stride, dilate : pair of int
+        MNN order ``(x, y)``: width first.
+    padding : pair or four ints
+        ``(px, py)`` symmetric, or ``(top, left, bottom, right)``. Honoured under VALID
+        and CAFFE; must be zero under SAME.
+    group : int
+        Channel groups; ``group == C`` with one input channel per group is depthwise.
+    padding_mode : Padding_Mode
+        ``VALID`` (explicit pads), ``CAFFE`` (explicit pads) or ``SAME``.
+
+    Returns
+    -------
+    Var
+        ``(N, O, OH, OW)`` with ``OH = floor((H + pads - dilate*(KH-1) - 1) / stride) + 1``.
+    """
+    inputs = [to_var(input), to_var(weight)]
+    if bias is not None:
+        inputs.append(to_var(bias))
+    return apply("conv2d", inputs, **_conv_attrs(stride, padding, dilate, group,
+                                                  padding_mode))[0]
+
+
+def conv2d_backprop_input(grad, weight, input_hw, stride=(1, 1), padding=(0, 0),
+                          dilate=(1, 1), group=1, padding_mode=Padding_Mode.VALID):
+    """Gradient of :func:`conv2d` with respect to its input.
+
+    Parameters
+    ----------
+    grad : Var
+        ``(N, O, OH, OW)``, the gradient of conv2d's output.
+    weight : Var
+        conv2d's weight ``(O, C / group, KH, KW)``.
+    input_hw : pair of int
+        ``(H, W)`` of conv2d's input (height first).
+    stride, padding, dilate, group, padding_mode
+        As for :func:`conv2d`.
+    """
+    return apply("conv2d_backprop_input", [to_var(grad), to_var(weight)],
+                 input_hw=tuple(int(v) for v in input_hw),
+                 **_conv_attrs(stride, padding, dilate, group, padding_mode))[0]
+
+
+def conv2d_backprop_filter(input, grad, kernel_hw, stride=(1, 1),  # noqa: A002
+                           padding=(0, 0), dilate=(1, 1), group=1,
+                           padding_mode=Padding_Mode.VALID):
+    """Gradient of :func:`conv2d` with respect to its weight.
+
+    Parameters
+    ----------
+    input : Var
+        conv2d's input ``(N, C, H, W)``.
+    grad : Var
+        ``(N, O, OH, OW)``, the gradient of conv2d's output.
+    kernel_hw : pair of int
+        ``(KH, KW)`` (height first).
+    stride, padding, dilate, group, padding_mode
+        As for :func:`conv2d`.
+    """
+    return apply("conv2d_backprop_filter", [to_var(input), to_var(grad)],
+                 kernel=tuple(int(v) for v in kernel_hw),
+                 **_conv_attrs(stride, padding, dilate, group, padding_mode))[0]
+
+
+def conv2d_transpose(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  # noqa: A002
+                     dilate=(1, 1), group=1, padding_mode=Padding_Mode.VALID,
+                     output_padding=(0, 0)):
+    """Transposed 2-D convolution (MNN's ``conv2d_transpose``; torch's ConvTranspose2d).
+
+    Parameters
+    ----------
+    input : Var
+        ``(N, Cin, H, W)``.
+    weight : Var
+        ``(Cin, Cout / group, KH, KW)``.
+    bias : Var, optional
+        ``(Cout,)``.
+    stride, padding, dilate, group
+        As for :func:`conv2d` (padding removes rows/columns from the output's borders).
+    padding_mode : Padding_Mode
+        ``VALID``/``CAFFE``: explicit pads; ``SAME``: output ``H * stride``.
+    output_padding : pair of int
+        MNN order ``(x, y)``: extra rows/columns on the bottom/right, less than the stride.
+
+    Returns
+    -------
+    Var
+        ``(N, Cout, OH, OW)`` with ``OH = (H-1)*stride - pads + dilate*(KH-1) + 1 + out_pad``.
+    """
+    x, w = to_var(input), to_var(weight)
+    attrs = _conv_attrs(stride, padding, dilate, group, padding_mode)
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        raise OpError(f"conv2d_transpose: input {x.shape} and weight {w.shape} must be 4-D")
+    out_pad = nc.mnn_pair(output_padding, "output_padding")
+    s, d, p = attrs["strides"], attrs["dilations"], attrs["pads"]
+    hw = []
+    for i in range(2):
+        if not 0 <= out_pad[i] < max(s[i], d[i]):
+            raise OpError(f"conv2d_transpose: output_padding {list(output_padding)} must be "
+                          "smaller than the stride or the dilation")
+        k_eff = (w.shape[2 + i] - 1) * d[i] + 1
+        if attrs["padding_mode"] == Padding_Mode.SAME:
+            hw.append(x.shape[2 + i] * s[i])
+        else:
+            hw.append((x.shape[2 + i] - 1) * s[i] - p[i] - p[i + 2] + k_eff + out_pad[i])
+    if min(hw) < 1:
+        raise OpError(f"conv2d_transpose: padding {list(p)} leaves an empty output {hw}")
+    y = apply("conv2d_backprop_input", [x, w], input_hw=tuple(hw), **attrs)[0]
+    if bias is not None:
+        from .elementwise import add
+        from .movement import reshape
+
+        b = to_var(bias)
+        if list(b.shape) != [y.shape[1]]:
+            raise OpError(f"conv2d_transpose: bias shape {b.shape} must be [{y.shape[1]}]")
+        y = add(y, reshape(b, [1, -1, 1, 1]))
+    return y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilate=1, group=1,  # noqa: A002
+           padding_mode=Padding_Mode.VALID):
+    """1-D convolution of an ``(N, C, L)`` input with an ``(O, C / group, K)`` weight.
+
+    ``padding`` is one int (both sides) or ``(begin, end)``; runs as a conv2d of height 1.
+    """
+    from .movement import squeeze, unsqueeze
+
+    x, w = to_var(input), to_var(weight)
+    if len(x.shape) != 3 or len(w.shape) != 3:
+        raise OpError(f"conv1d: input {x.shape} and weight {w.shape} must be 3-D")
+    if isinstance(padding, (int, np.integer)):
+        padding = (int(padding), int(padding))
+    begin, end = (int(v) for v in padding)
+    y = conv2d(unsqueeze(x, [2]), unsqueeze(w, [2]), bias, (int(stride), 1),
+               (0, begin, 0, end), (int(dilate), 1), group, padding_mode)
+    return squeeze(y, [2])
