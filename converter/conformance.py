@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["load_cases", "run_case", "run_suite", "case_op", "in_focus", "FOCUS_OPS",
+__all__ = ["load_cases", "run_case", "run_suite", "case_op", "in_focus", "uses_control_flow",
+           "FOCUS_OPS",
            "CONTROL_FLOW_OPS"]
 
 RTOL, ATOL = 1e-3, 1e-7
@@ -89,6 +90,22 @@ def _as_array(value):
     if isinstance(value, list):
         return [_as_array(v) for v in value]
     return value
+
+
+def uses_control_flow(case):
+    """True when any node of the case's graph (subgraphs included) is If, Loop or Scan."""
+    import onnx
+
+    def walk(graph):
+        for node in graph.node:
+            if node.op_type in CONTROL_FLOW_OPS:
+                return True
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH and walk(a.g):
+                    return True
+        return False
+
+    return walk(case.model.graph)
 
 
 def _value_dtypes(case):
@@ -178,7 +195,8 @@ def run_case(case):
 
 
 def run_suite(cases=None, focus_only=False, pattern=None):
-    """Run cases; returns dict name -> (op, in_focus, failure reason or None)."""
+    """Run cases; returns dict name -> (op, in_focus, failure reason or None,
+    uses control flow)."""
     if cases is None:
         cases = load_cases()
     results = {}
@@ -189,13 +207,13 @@ def run_suite(cases=None, focus_only=False, pattern=None):
             continue
         if regex is not None and not regex.search(case.name):
             continue
-        results[case.name] = (case_op(case), focus, run_case(case))
+        results[case.name] = (case_op(case), focus, run_case(case), uses_control_flow(case))
     return results
 
 
 def _report(results, out=sys.stdout, verbose=False):
     per_op = collections.defaultdict(lambda: [0, 0])
-    for name, (op, focus, failure) in sorted(results.items()):
+    for name, (op, focus, failure, _) in sorted(results.items()):
         per_op[op][1] += 1
         if failure is None:
             per_op[op][0] += 1
@@ -207,11 +225,11 @@ def _report(results, out=sys.stdout, verbose=False):
     passed = sum(1 for r in results.values() if r[2] is None)
     focus = [r for r in results.values() if r[1]]
     focus_passed = sum(1 for r in focus if r[2] is None)
-    cf = [r for r in focus if r[0] in CONTROL_FLOW_OPS]
+    cf = [r for r in results.values() if r[3]]
     cf_passed = sum(1 for r in cf if r[2] is None)
     print(f"overall: {passed} / {len(results)} passed", file=out)
     print(f"focus set: {focus_passed} / {len(focus)} passed", file=out)
-    print(f"control flow (If/Loop/Scan, focus): {cf_passed} / {len(cf)} passed", file=out)
+    print(f"control flow (tests with If/Loop/Scan): {cf_passed} / {len(cf)} passed", file=out)
 
 
 def main(argv=None):

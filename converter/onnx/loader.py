@@ -113,8 +113,9 @@ def _value_info_shape(vi):
 class NodeContext:
     """What a handler may ask about its node and the graph being built."""
 
-    def __init__(self, builder, node, opset):
+    def __init__(self, builder, node, opset, scope=None):
         self.builder = builder
+        self.scope = scope
         self.node = node
         self.opset = opset
         self.name = node.name or (node.output[0] if node.output else node.op_type)
@@ -143,13 +144,67 @@ class NodeContext:
         """A ConvertError naming this node."""
         return ConvertError(f"converter: node {self.name!r} ({self.node.op_type}): {message}")
 
-    def subgraph(self, graph, input_vars=None):
-        """Convert a GraphProto attribute with this graph's names visible (outer scope).
+    def subgraph(self, graph, input_vars=None, inline=False):
+        """Convert a GraphProto attribute with this node's scope visible (outer names).
 
-        ``input_vars`` maps the subgraph's formal inputs (in order) to Vars; missing ones
-        become placeholders. Returns ``(inputs, outputs)`` lists of Vars.
+        ``input_vars`` gives a Var per formal input (None: a placeholder from its declared
+        type). Returns ``(scope, outputs)``; ``scope.captures`` maps each outer name read
+        to ``(outer Var, inner placeholder)``.
         """
-        return self.builder.convert_subgraph(graph, self.opset, input_vars)
+        return self.builder.convert_subgraph(graph, self.opset, self.scope, input_vars,
+                                             inline)
+
+
+class Scope:
+    """Names visible while converting one graph; subgraphs see their parents' names.
+
+    A subgraph (If branch, Loop/Scan body) becomes a self-contained express Subgraph, so a
+    non-constant value it reads from an enclosing graph is *captured*: inside it stands a
+    placeholder of the same shape and dtype, and the control-flow op feeds the outer Var
+    in. Constants are used directly (they may live inside subgraphs).
+    """
+
+    def __init__(self, parent=None, inline=False):
+        self.parent = parent
+        self.inline = inline  # an inlined branch reads outer Vars directly
+        self.local = {}
+        self.captures = {}  # name -> (outer Var, inner placeholder)
+
+    def __contains__(self, name):
+        return name in self.local or (self.parent is not None and name in self.parent)
+
+    def __getitem__(self, name):
+        if name in self.local:
+            return self.local[name]
+        if name in self.captures:
+            return self.captures[name][1]
+        if self.parent is None:
+            raise KeyError(name)
+        outer = self.parent[name]
+        if self.inline or (isinstance(outer, F.Var) and outer.expr.kind == "const"):
+            return outer
+        inner = _placeholder_like(outer, name)
+        self.captures[name] = (outer, inner)
+        return inner
+
+    def __setitem__(self, name, var):
+        self.local[name] = var
+
+    def update(self, mapping):
+        self.local.update(mapping)
+
+
+def _placeholder_like(var, name):
+    if not isinstance(var, F.Var):
+        raise ConvertError(f"converter: subgraph reads {name!r}, a sequence from the "
+                           "enclosing graph; only tensors can be captured")
+    meta = var.expr.metas[var.index]
+    if meta.dtype is None or meta.shape is None:
+        raise ConvertError(f"converter: subgraph reads {name!r} from the enclosing graph, "
+                           "whose shape is only known at run time")
+    ph = F.placeholder(list(meta.shape), F.NCHW, meta.dtype)
+    ph.name = name
+    return ph
 
 
 class _Builder:
@@ -224,7 +279,7 @@ class _Builder:
         domain = node.domain if node.domain != "ai.onnx" else ""
         version = opset.get(domain, 1)
         fn = find_handler(node.op_type, domain, version)
-        ctx = NodeContext(self, node, opset)
+        ctx = NodeContext(self, node, opset, env)
         args = []
         for name in node.input:
             if name == "":
@@ -262,9 +317,28 @@ class _Builder:
                 var.expr.name = name
             env[name] = var
 
-    def convert_subgraph(self, graph, opset, input_vars=None):
-        """Subgraph conversion for control flow: the outer scope stays visible."""
-        raise ConvertError("converter: subgraphs need the control-flow module")
+    def convert_subgraph(self, graph, opset, parent, input_vars=None, inline=False):
+        """Convert a control-flow body with ``parent``'s names visible.
+
+        ``input_vars`` gives a Var per formal input of ``graph`` (None: make a placeholder
+        from its declared type). Returns ``(scope, outputs)``: the scope holds the captures.
+        """
+        scope = Scope(parent, inline)
+        for t in graph.initializer:
+            arr = numpy_helper.to_array(t, base_dir=self.model_dir or "")
+            scope[t.name] = F.const(to_supported_array(arr, f"initializer {t.name!r}"))
+        given = list(input_vars or [])
+        for i, vi in enumerate(graph.input):
+            var = given[i] if i < len(given) else None
+            scope[vi.name] = var if var is not None else self._placeholder(vi)
+        self.convert_nodes(graph.node, opset, scope)
+        outputs = []
+        for vi in graph.output:
+            if vi.name not in scope:
+                raise ConvertError(f"converter: subgraph output {vi.name!r} is produced by "
+                                   "no node")
+            outputs.append(scope[vi.name])
+        return scope, outputs
 
 
 def _peek_next_id():
@@ -391,6 +465,6 @@ def convert_graph(model, input_shapes=None, model_dir=None):
     """Convert a loaded ModelProto (see :func:`load_onnx`)."""
     opset = model_opsets(model)
     builder = _Builder(model_dir)
-    env = {}
+    env = Scope()
     inputs, outputs = builder.convert_graph(model.graph, opset, env, input_shapes)
     return OnnxGraph(inputs, outputs, opset)

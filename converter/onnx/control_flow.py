@@ -1,0 +1,207 @@
+"""ONNX If, Loop and Scan -> the express ``if`` / ``while`` ops with Subgraph attributes.
+
+Bodies are converted into self-contained Subgraphs (see ``mnn.express.ops.control_flow``):
+values a body reads from the enclosing graph become extra subgraph inputs (captures) that
+the op feeds. Loop maps to the ONNX-style ``while`` (no cond graph), captures riding along
+as loop-carried values the body passes through unchanged. Scan is a ``while`` over the scan
+axis: the body picks element ``i`` of each scan input and the loop stacks the scan outputs.
+"""
+import numpy as np
+
+import mnn.express as F
+from mnn.express.ops.control_flow import Subgraph, if_, loop
+
+from .registry import onnx_op
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _fresh_like(var):
+    meta = var.expr.metas[var.index]
+    return F.placeholder(list(meta.shape), F.NCHW, meta.dtype)
+
+
+def _check_tensors(ctx, values, what):
+    for v in values:
+        if not isinstance(v, F.Var):
+            raise ctx.error(f"{what} returns a sequence; only tensors are supported")
+
+
+@onnx_op("If", since=1)
+def if_op(ctx, cond, then_branch=None, else_branch=None):
+    if then_branch is None or else_branch is None:
+        raise ctx.error("attributes 'then_branch' and 'else_branch' are required")
+    known = ctx.value(cond)
+    if known is not None:
+        # A constant condition: only the chosen branch exists (constant folding).
+        branch = then_branch if bool(np.asarray(known).reshape(-1)[0]) else else_branch
+        _, outs = ctx.subgraph(branch, inline=True)
+        return outs
+    then_scope, then_outs = ctx.subgraph(then_branch)
+    else_scope, else_outs = ctx.subgraph(else_branch)
+    _check_tensors(ctx, then_outs + else_outs, "a branch")
+    if len(then_outs) != len(else_outs):
+        raise ctx.error(f"the branches have {len(then_outs)} and {len(else_outs)} outputs")
+    names = list(then_scope.captures) + [n for n in else_scope.captures
+                                         if n not in then_scope.captures]
+    outer = {}
+    for scope in (then_scope, else_scope):
+        for name, (var, _) in scope.captures.items():
+            outer[name] = var
+
+    def inputs_of(scope):
+        return [scope.captures[n][1] if n in scope.captures else _fresh_like(outer[n])
+                for n in names]
+
+    then_graph = Subgraph(inputs_of(then_scope), then_outs, name=f"{ctx.name}_then")
+    else_graph = Subgraph(inputs_of(else_scope), else_outs, name=f"{ctx.name}_else")
+    return if_(cond, then_graph, else_graph, [outer[n] for n in names])
+
+
+@onnx_op("Loop", since=1)
+def loop_op(ctx, M=None, cond=None, *v_initial, body=None):  # noqa: N803 - the spec's name
+    if body is None:
+        raise ctx.error("attribute 'body' is required")
+    if len(body.input) != 2 + len(v_initial):
+        raise ctx.error(f"the body takes {len(body.input)} inputs, expected "
+                        f"{2 + len(v_initial)} (iteration, cond, loop values)")
+    _check_tensors(ctx, v_initial, "a loop input")
+    trip = M if M is not None else F.const(np.array(_INT64_MAX, np.int64))
+    go = cond if cond is not None else F.const(np.array(True))
+    iter_ph = F.placeholder([], F.NCHW, np.int64)
+    cond_ph = F.placeholder([], F.NCHW, np.bool_)
+    carried = [_fresh_like(v) for v in v_initial]
+    scope, outs = ctx.subgraph(body, [iter_ph, cond_ph] + carried)
+    _check_tensors(ctx, outs, "the loop body")
+    n = len(v_initial)
+    if len(outs) < 1 + n:
+        raise ctx.error(f"the body returns {len(outs)} values, expected at least {1 + n}")
+    caps = list(scope.captures.values())
+    body_inputs = [iter_ph, cond_ph] + carried + [inner for _, inner in caps]
+    new_cond = outs[0]
+    if new_cond.dtype != np.bool_:
+        new_cond = F.cast(new_cond, np.bool_)
+    body_outputs = ([new_cond] + outs[1:1 + n] + [inner for _, inner in caps]
+                    + outs[1 + n:])
+    graph = Subgraph(body_inputs, body_outputs, name=f"{ctx.name}_body")
+    results = loop(trip, F.cast(go, np.bool_), graph,
+                   list(v_initial) + [outer for outer, _ in caps])
+    return results[:n] + results[n + len(caps):]
+
+
+@onnx_op("Scan", since=9)
+def scan_op(ctx, *inputs, body=None, num_scan_inputs=None, scan_input_axes=None,
+            scan_input_directions=None, scan_output_axes=None, scan_output_directions=None):
+    if body is None or num_scan_inputs is None:
+        raise ctx.error("attributes 'body' and 'num_scan_inputs' are required")
+    m = int(num_scan_inputs)
+    states, scans = list(inputs[:len(inputs) - m]), list(inputs[len(inputs) - m:])
+    _check_tensors(ctx, inputs, "a scan input")
+    return _scan(ctx, body, states, scans, scan_input_axes or [0] * m,
+                 scan_input_directions or [0] * m, scan_output_axes, scan_output_directions)
+
+
+@onnx_op("Scan", since=8, until=9)
+def scan_batched(ctx, sequence_lens, *inputs, body=None, num_scan_inputs=None,
+                 directions=None):
+    """Opset 8: axis 0 of every input is a batch, the scan runs along axis 1 of each
+    batch entry (the batch is unrolled; sequence_lens must be omitted or all full)."""
+    if body is None or num_scan_inputs is None:
+        raise ctx.error("attributes 'body' and 'num_scan_inputs' are required")
+    m = int(num_scan_inputs)
+    _check_tensors(ctx, inputs, "a scan input")
+    states, scans = list(inputs[:len(inputs) - m]), list(inputs[len(inputs) - m:])
+    shapes = [ctx.known_shape(x) for x in inputs]
+    if any(s is None for s in shapes):
+        raise ctx.error("the shapes of the scan inputs must be known")
+    batch = shapes[0][0]
+    if sequence_lens is not None:
+        lens = ctx.value(sequence_lens)
+        full = shapes[len(states)][1]
+        if lens is None or np.any(np.asarray(lens) != full):
+            raise ctx.error("sequence_lens shorter than the scan axis are not supported")
+    per_batch = []
+    for b in range(batch):
+        pick = [_element(x, b) for x in inputs]
+        per_batch.append(_scan(ctx, body, pick[:len(states)], pick[len(states):], [0] * m,
+                               directions or [0] * m, None, None))
+    axis0 = F.const(np.array([0], np.int64))
+    # Loop outputs may have shapes known only at run time: unsqueeze + concat copes.
+    return [F.concat([F.onnx_unsqueeze(outs[i], axis0) for outs in per_batch], 0)
+            for i in range(len(per_batch[0]))]
+
+
+def _scan(ctx, body, states, scans, in_axes, in_dirs, scan_output_axes,
+          scan_output_directions):
+    # Move each scan axis to the front (and reverse the backward ones) so iteration i
+    # reads element i along axis 0.
+    fronted = []
+    for x, axis, direction in zip(scans, in_axes, in_dirs):
+        shape = ctx.known_shape(x)
+        if shape is None:
+            raise ctx.error("the shapes of the scan inputs must be known")
+        axis = axis % len(shape)
+        if axis:
+            perm = [axis] + [i for i in range(len(shape)) if i != axis]
+            x = F.transpose(x, perm)
+        if direction:
+            x = _reverse0(x)
+        fronted.append(x)
+    lengths = {ctx.known_shape(x)[0] for x in fronted}
+    if len(lengths) != 1:
+        raise ctx.error(f"scan inputs have different lengths along the scan axis: {lengths}")
+    length = lengths.pop()
+
+    iter_ph = F.placeholder([], F.NCHW, np.int64)
+    cond_ph = F.placeholder([], F.NCHW, np.bool_)
+    state_phs = [_fresh_like(s) for s in states]
+    scan_phs = [_fresh_like(x) for x in fronted]
+    elements = [_element(ph, iter_ph) for ph in scan_phs]
+    scope, outs = ctx.subgraph(body, state_phs + elements)
+    _check_tensors(ctx, outs, "the scan body")
+    n = len(states)
+    caps = list(scope.captures.values())
+    body_inputs = [iter_ph, cond_ph] + state_phs + scan_phs + [inner for _, inner in caps]
+    body_outputs = ([cond_ph] + outs[:n] + scan_phs + [inner for _, inner in caps]
+                    + outs[n:])
+    graph = Subgraph(body_inputs, body_outputs, name=f"{ctx.name}_body")
+    results = loop(F.const(np.array(length, np.int64)), F.const(np.array(True)), graph,
+                   states + fronted + [outer for outer, _ in caps])
+    final_states = results[:n]
+    stacked = results[n + len(fronted) + len(caps):]
+    k = len(stacked)
+    out_axes = scan_output_axes or [0] * k
+    out_dirs = scan_output_directions or [0] * k
+    outputs = []
+    for y, axis, direction in zip(stacked, out_axes, out_dirs):
+        if direction:
+            y = _reverse0(y)
+        rank = len(ctx.known_shape(y) or []) or None
+        if axis:
+            if rank is None:
+                raise ctx.error("scan output axes need outputs of known rank")
+            axis = axis % rank
+            perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank))
+            y = F.transpose(y, perm)
+        outputs.append(y)
+    return final_states + outputs
+
+
+def _element(x, i):
+    """``x[i]`` along axis 0 for an int or a scalar int64 Var ``i`` (x's shape known)."""
+    if isinstance(i, int):
+        start, end = F.const(np.array([i], np.int64)), F.const(np.array([i + 1], np.int64))
+    else:
+        start = F.reshape(i, [1])
+        end = F.add(start, F.const(np.array([1], np.int64)))
+    piece = F.onnx_slice(x, start, end, F.const(np.array([0], np.int64)))
+    shape = x.expr.metas[x.index].shape
+    return F.onnx_reshape(piece, F.const(np.array(shape[1:], np.int64)))
+
+
+def _reverse0(x):
+    """``x`` reversed along axis 0."""
+    big = np.iinfo(np.int64).max
+    return F.onnx_slice(x, F.const(np.array([-1], np.int64)),
+                        F.const(np.array([-big], np.int64)),
+                        F.const(np.array([0], np.int64)), F.const(np.array([-1], np.int64)))
