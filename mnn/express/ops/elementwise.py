@@ -52,6 +52,17 @@ def _result_dtype(fn, dtypes):
 _DTYPE_CACHE = {}
 
 
+def _in_result_float(arrays, dt):
+    """Cast integer/bool inputs to a float result dtype before computing.
+
+    numpy computes small integers in float16, which Vars store as float32: computing in
+    float32 (the result dtype) keeps float32 precision instead of float16's.
+    """
+    if dt.kind != "f":
+        return arrays
+    return [a.astype(dt) if a.dtype.kind != "f" else a for a in arrays]
+
+
 def _broadcast(a, b):
     try:
         return np.broadcast_shapes(a, b)
@@ -89,8 +100,9 @@ def _unary_op(name, fn, grad=None):
         return [(m.shape, _result_dtype(fn, (m.dtype,)))]
 
     def compute(arrays):
-        out = fn(arrays[0])
-        return np.asarray(out, dtype=_result_dtype(fn, (arrays[0].dtype,)))
+        dt = _result_dtype(fn, (arrays[0].dtype,))
+        out = fn(*_in_result_float(arrays, dt))
+        return np.asarray(out, dtype=dt)
 
     register(OpDef(name, infer, compute, grad))
 
@@ -205,9 +217,9 @@ def _binary_op(name, fn, grad=None, check=None):
         return [(_broadcast(a.shape, b.shape), _result_dtype(fn, (a.dtype, b.dtype)))]
 
     def compute(arrays):
-        a, b = arrays
-        out = fn(a, b)
-        return np.asarray(out, dtype=_result_dtype(fn, (a.dtype, b.dtype)))
+        dt = _result_dtype(fn, (arrays[0].dtype, arrays[1].dtype))
+        out = fn(*_in_result_float(arrays, dt))
+        return np.asarray(out, dtype=dt)
 
     register(OpDef(name, infer, compute, grad))
 

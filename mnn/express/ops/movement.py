@@ -4,6 +4,7 @@ These move or copy elements without arithmetic; their gradients move the gradien
 """
 import numpy as np
 
+from ..dtypes import to_numpy_dtype
 from ..errors import OpError
 from ..formats import NCHW
 from ..graph import apply
@@ -238,7 +239,7 @@ def _concat_infer(metas, axis):
                 a != b for i, (a, b) in enumerate(zip(m.shape, first)) if i != ax):
             raise OpError(f"all inputs must match except on axis {ax}")
         total += m.shape[ax]
-    dtype = np.result_type(*[m.dtype for m in metas])
+    dtype = to_numpy_dtype(np.result_type(*[m.dtype for m in metas]))
     shape = list(first)
     shape[ax] = total
     return [(tuple(shape), dtype)]
@@ -246,7 +247,7 @@ def _concat_infer(metas, axis):
 
 def _concat_compute(arrays, axis):
     ax = _axis(axis, arrays[0].ndim)
-    return np.concatenate(arrays, axis=ax, dtype=np.result_type(*arrays))
+    return np.concatenate(arrays, axis=ax, dtype=to_numpy_dtype(np.result_type(*arrays)))
 
 
 def _concat_grad(inputs, outputs, grads, axis):

@@ -1,6 +1,7 @@
 """Selection by a condition: ``select`` (ternary) and ``where`` (indices of true)."""
 import numpy as np
 
+from ..dtypes import to_numpy_dtype
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
@@ -15,12 +16,13 @@ def _select_infer(metas):
         shape = np.broadcast_shapes(c.shape, x.shape, y.shape)
     except ValueError:
         raise OpError("condition, x and y cannot be broadcast together") from None
-    return [(shape, np.result_type(x.dtype, y.dtype))]
+    return [(shape, to_numpy_dtype(np.result_type(x.dtype, y.dtype)))]
 
 
 def _select_compute(arrays):
     c, x, y = arrays
-    return np.where(c.astype(bool, copy=False), x, y).astype(np.result_type(x, y), copy=False)
+    out = to_numpy_dtype(np.result_type(x.dtype, y.dtype))
+    return np.where(c.astype(bool, copy=False), x, y).astype(out, copy=False)
 
 
 def _select_grad(inputs, outputs, grads):

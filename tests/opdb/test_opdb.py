@@ -1,0 +1,109 @@
+"""Runs every sample of the op database and checks that every op has samples."""
+import importlib
+
+import numpy as np
+import pytest
+
+import mnn.express as F
+from mnn.express.graph import apply
+
+from opdb_core import load
+
+# Packages that register ops in the table when imported. Each one that imports is
+# covered by the "every op has samples" check.
+OP_PACKAGES = ["mnn.express", "mnn.numpy", "mnn.nn", "mnn.cv", "mnn.format", "converter"]
+
+# Ops known to lack samples, each with the reason. Owners: add a samples file and remove
+# your ops from here (test_pending_is_not_stale fails once an op here has samples).
+_NN = "added by the NN-ops helper (mnn/express/ops/nn_*.py); samples to be added by them"
+_ONNX = "added by the converter helper (mnn/express/ops/onnx_*.py); samples to be added by them"
+_CF = ("control flow (mnn/express/ops/control_flow.py) takes subgraphs, not arrays; "
+       "tested by its owner in tests/express and tests/converter")
+PENDING = {
+    **dict.fromkeys(["avg_pool", "avg_pool_grad", "conv2d", "conv2d_backprop_filter",
+                     "conv2d_backprop_input", "elu", "gelu_tanh", "hardsigmoid", "hardswish",
+                     "log_softmax", "max_pool", "max_pool_grad", "prelu", "relu", "relu6",
+                     "selu", "silu", "softmax", "softplus", "softsign"], _NN),
+    **dict.fromkeys(["onnx_bit_shift", "onnx_constant_of_shape", "onnx_expand", "onnx_fmod",
+                     "onnx_reduce", "onnx_reshape", "onnx_slice", "onnx_squeeze", "onnx_tile",
+                     "onnx_trunc_div", "onnx_unsqueeze"], _ONNX),
+    "if": _CF,
+    "while": _CF,
+}
+
+SAMPLES = load("SAMPLES")
+REJECTS = load("REJECTS")
+
+
+def _import_op_packages():
+    for name in OP_PACKAGES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def _cases(table):
+    out = []
+    for op, entries in sorted(table.items()):
+        for i, (path, sample) in enumerate(entries):
+            out.append(pytest.param(op, sample, id=f"{op}-{i}-{sample.describe()}"))
+    return out
+
+
+def _tolerances(sample, dtype):
+    if sample.rtol is not None or sample.atol is not None:
+        return sample.rtol or 0.0, sample.atol or 0.0
+    if dtype == np.float32:
+        return 1e-5, 1e-6
+    return 1e-12, 1e-12
+
+
+@pytest.mark.parametrize("op,sample", _cases(SAMPLES))
+def test_sample_matches_numpy(op, sample):
+    _import_op_packages()
+    inputs = [F.const(a, dtype=a.dtype) for a in sample.inputs]
+    outputs = apply(op, inputs, **sample.attrs)
+    inferred = [(o.expr.metas[o.index].shape, o.expr.metas[o.index].dtype) for o in outputs]
+    expected = sample.ref(*sample.inputs, **sample.attrs)
+    if not isinstance(expected, (list, tuple)):
+        expected = [expected]
+    assert len(outputs) == len(expected), f"{op}: {len(outputs)} outputs, want {len(expected)}"
+    for k, (out, want, (ishape, idtype)) in enumerate(zip(outputs, expected, inferred)):
+        want = np.asarray(want)
+        got = out.read()
+        assert got.dtype == want.dtype, f"{op} output {k}: dtype {got.dtype}, want {want.dtype}"
+        assert got.shape == want.shape, f"{op} output {k}: shape {got.shape}, want {want.shape}"
+        if ishape is not None:
+            assert tuple(ishape) == got.shape, f"{op} output {k}: inferred shape {ishape}"
+        if idtype is not None:
+            assert idtype == got.dtype, f"{op} output {k}: inferred dtype {idtype}"
+        if want.dtype.kind in "fc":
+            rtol, atol = _tolerances(sample, want.dtype)
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True,
+                                       err_msg=f"{op} output {k}")
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=f"{op} output {k}")
+
+
+@pytest.mark.parametrize("op,sample", _cases(REJECTS))
+def test_reject_is_clear_error(op, sample):
+    _import_op_packages()
+    inputs = [F.const(a, dtype=a.dtype) for a in sample.inputs]
+    with pytest.raises(ValueError) as info:
+        outs = apply(op, inputs, **sample.attrs)
+        for o in outs:
+            o.read()
+    assert op in str(info.value), f"error does not name the op: {info.value}"
+
+
+def test_every_op_has_samples():
+    _import_op_packages()
+    ops = set(F.all_ops())
+    missing = sorted(ops - set(SAMPLES) - set(PENDING))
+    assert not missing, f"ops without samples in tests/opdb/samples_*.py: {missing}"
+
+
+def test_pending_is_not_stale():
+    stale = sorted(op for op in PENDING if op in SAMPLES)
+    assert not stale, f"remove from PENDING (now sampled or gone): {stale}"
