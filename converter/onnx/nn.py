@@ -1,0 +1,489 @@
+"""ONNX neural-network handlers: Conv, ConvTranspose, pooling, activations, softmax, norms.
+
+ONNX lists spatial attributes height first (``strides [sh, sw]``, ``pads [top, left,
+bottom, right]``); MNN's conv2d/pool functions take pairs width first (``(x, y)``) and
+four pads in ONNX's order. ``auto_pad`` SAME_UPPER/SAME_LOWER/VALID are resolved to
+explicit pads here from the static input shape.
+"""
+import numpy as np
+
+import mnn.express as F
+from mnn.express.enums import Padding_Mode
+
+from .common import same_dtype_const
+from .registry import onnx_op
+
+
+def _shape(ctx, var, what="input"):
+    shape = ctx.known_shape(var)
+    if shape is None:
+        raise ctx.error(f"the shape of the {what} must be known at conversion time")
+    return shape
+
+
+def _spatial(ctx, values, n, default, what):
+    if values is None:
+        return [default] * n
+    values = [int(v) for v in values]
+    if len(values) != n:
+        raise ctx.error(f"{what} {values} needs {n} entries")
+    return values
+
+
+def _resolve_pads(ctx, in_hw, kernel, strides, dilations, pads, auto_pad):
+    """Explicit (begin..., end...) pads for ``auto_pad`` (ONNX's rules)."""
+    n = len(in_hw)
+    if auto_pad in ("NOTSET", "", None):
+        return _spatial(ctx, pads, 2 * n, 0, "pads")
+    if auto_pad == "VALID":
+        return [0] * (2 * n)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ctx.error(f"unknown auto_pad {auto_pad!r}")
+    begin, end = [], []
+    for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, big = total // 2, total - total // 2
+        if auto_pad == "SAME_UPPER":
+            begin.append(small), end.append(big)
+        else:
+            begin.append(big), end.append(small)
+    return begin + end
+
+
+def _to_2d(ctx, x, w=None):
+    """1-D ops run as 2-D ops of height 1: (N, C, L) -> (N, C, 1, L)."""
+    x = F.unsqueeze(x, [2])
+    if w is not None:
+        w = F.unsqueeze(w, [2])
+    return x, w
+
+
+def _lift_1d(values, fill):
+    return [fill] + list(values)
+
+
+def _lift_pads_1d(pads):
+    return [0, pads[0], 0, pads[1]]
+
+
+@onnx_op("Conv", since=1)
+def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,  # noqa: N803
+         kernel_shape=None, pads=None, strides=None):
+    xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
+    n = len(xs) - 2
+    if n not in (1, 2):
+        raise ctx.error(f"{n}-d convolution is not supported (1-d and 2-d are)")
+    kernel = ws[2:]
+    strides = _spatial(ctx, strides, n, 1, "strides")
+    dilations = _spatial(ctx, dilations, n, 1, "dilations")
+    pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations, pads, auto_pad)
+    if n == 1:
+        X, W = _to_2d(ctx, X, W)
+        strides, dilations = _lift_1d(strides, 1), _lift_1d(dilations, 1)
+        pads = _lift_pads_1d(pads)
+    y = F.conv2d(X, W, B, stride=(strides[1], strides[0]), padding=tuple(pads),
+                 dilate=(dilations[1], dilations[0]), group=int(group),
+                 padding_mode=Padding_Mode.VALID)
+    return F.squeeze(y, [2]) if n == 1 else y
+
+
+@onnx_op("ConvTranspose", since=1)
+def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,  # noqa: N803
+                   kernel_shape=None, output_padding=None, output_shape=None, pads=None,
+                   strides=None):
+    xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
+    n = len(xs) - 2
+    if n not in (1, 2):
+        raise ctx.error(f"{n}-d transposed convolution is not supported (1-d and 2-d are)")
+    kernel = ws[2:]
+    strides = _spatial(ctx, strides, n, 1, "strides")
+    dilations = _spatial(ctx, dilations, n, 1, "dilations")
+    out_pad = _spatial(ctx, output_padding, n, 0, "output_padding")
+    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if output_shape is not None:
+            target = [int(v) for v in output_shape][-n:]
+        else:
+            target = [size * s for size, s in zip(xs[2:], strides)]
+        begin, end = [], []
+        for i in range(n):
+            total = (strides[i] * (xs[2 + i] - 1) + out_pad[i]
+                     + (kernel[i] - 1) * dilations[i] + 1 - target[i])
+            if total < 0:
+                # A larger output than the stride gives: the extra goes to output padding.
+                out_pad[i] -= total
+                total = 0
+            if auto_pad == "SAME_UPPER":
+                begin.append(total // 2), end.append(total - total // 2)
+            else:
+                begin.append(total - total // 2), end.append(total // 2)
+        pads = begin + end
+    elif auto_pad == "VALID":
+        pads = [0] * (2 * n)
+    else:
+        pads = _spatial(ctx, pads, 2 * n, 0, "pads")
+    if n == 1:
+        X, W = _to_2d(ctx, X, W)
+        strides, dilations = _lift_1d(strides, 1), _lift_1d(dilations, 1)
+        out_pad, pads = _lift_1d(out_pad, 0), _lift_pads_1d(pads)
+    if any(p >= max(s, d) for p, s, d in zip(out_pad, strides, dilations)):
+        y = F.conv2d_transpose(X, W, B, stride=(strides[1], strides[0]),
+                               padding=tuple(pads), dilate=(dilations[1], dilations[0]),
+                               group=int(group), padding_mode=Padding_Mode.VALID)
+        # Output padding larger than conv2d_transpose allows: pad the bottom/right with
+        # what the transposed convolution puts there (only the bias reaches it).
+        y = _pad_bottom_right(ctx, y, out_pad, B)
+    else:
+        y = F.conv2d_transpose(X, W, B, stride=(strides[1], strides[0]),
+                               padding=tuple(pads), dilate=(dilations[1], dilations[0]),
+                               group=int(group), padding_mode=Padding_Mode.VALID,
+                               output_padding=(out_pad[1], out_pad[0]))
+    return F.squeeze(y, [2]) if n == 1 else y
+
+
+def _pad_bottom_right(ctx, y, out_pad, bias):
+    shape = _shape(ctx, y)
+    for axis, extra in ((2, out_pad[0]), (3, out_pad[1])):
+        if extra <= 0:
+            continue
+        block_shape = list(shape)
+        block_shape[axis] = extra
+        block = F.const(np.zeros(block_shape, dtype=y.dtype))
+        if bias is not None:
+            block = F.add(block, F.reshape(bias, [1, -1, 1, 1]))
+        y = F.concat([y, block], axis)
+        shape[axis] += extra
+    return y
+
+
+def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations):
+    xs = _shape(ctx, X)
+    n = len(xs) - 2
+    if n not in (1, 2):
+        raise ctx.error(f"{n}-d pooling is not supported (1-d and 2-d are)")
+    if kernel_shape is None:
+        raise ctx.error("attribute 'kernel_shape' is required")
+    kernel = _spatial(ctx, kernel_shape, n, 1, "kernel_shape")
+    strides = _spatial(ctx, strides, n, 1, "strides")
+    dil = _spatial(ctx, dilations, n, 1, "dilations")
+    if any(d != 1 for d in dil):
+        raise ctx.error(f"dilations {dil} are not supported in pooling")
+    pads = _resolve_pads(ctx, xs[2:], kernel, strides, dil, pads, auto_pad)
+    if n == 1:
+        X, _ = _to_2d(ctx, X)
+        kernel, strides, pads = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_pads_1d(pads)
+    return X, n, dict(kernel=(kernel[1], kernel[0]), stride=(strides[1], strides[0]),
+                      padding_mode=Padding_Mode.VALID, pads=tuple(pads))
+
+
+@onnx_op("MaxPool", since=1)
+def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,  # noqa: N803
+             kernel_shape=None, pads=None, storage_order=0, strides=None):
+    if len(ctx.node.output) > 1 and ctx.node.output[1]:
+        raise ctx.error("the Indices output of MaxPool is not supported")
+    X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    y = F.max_pool(X, ceil_mode=bool(ceil_mode), **args)
+    return F.squeeze(y, [2]) if n == 1 else y
+
+
+@onnx_op("AveragePool", since=1)
+def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,  # noqa: N803
+                 dilations=None, kernel_shape=None, pads=None, strides=None):
+    X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    y = F.avg_pool(X, ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+                   **args)
+    return F.squeeze(y, [2]) if n == 1 else y
+
+
+@onnx_op("LpPool", since=2)
+def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,  # noqa: N803
+            p=2, pads=None, strides=None):
+    if ceil_mode:
+        raise ctx.error("ceil_mode is not supported in LpPool")
+    X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    y = F.lp_pool(X, args["kernel"], args["stride"], float(p), args["padding_mode"],
+                  args["pads"])
+    return F.squeeze(y, [2]) if n == 1 else y
+
+
+def _global(ctx, X, reduce):
+    rank = len(_shape(ctx, X))
+    if rank == 4:
+        return F.global_max_pool(X) if reduce == "max" else F.global_avg_pool(X)
+    axes = list(range(2, rank))
+    if reduce == "max":
+        return F.reduce_max(X, axes, True)
+    return F.reduce_mean(X, axes, True)
+
+
+@onnx_op("GlobalMaxPool", since=1)
+def global_max_pool(ctx, X):  # noqa: N803
+    return _global(ctx, X, "max")
+
+
+@onnx_op("GlobalAveragePool", since=1)
+def global_average_pool(ctx, X):  # noqa: N803
+    return _global(ctx, X, "mean")
+
+
+# -- activations --------------------------------------------------------------------------
+
+@onnx_op("Relu", since=6)
+def relu(ctx, X):  # noqa: N803
+    if X.dtype.kind != "f":
+        return F.maximum(X, same_dtype_const(0, X))
+    return F.relu(X)
+
+
+@onnx_op("LeakyRelu", since=6)
+def leaky_relu(ctx, X, alpha=0.01):  # noqa: N803
+    return F.relu(X, float(alpha))
+
+
+@onnx_op("PRelu", since=7)
+def prelu(ctx, X, slope):  # noqa: N803
+    shape, sshape = _shape(ctx, X), _shape(ctx, slope, "slope")
+    if len(shape) >= 2 and int(np.prod(sshape)) in (1, shape[1]) and \
+            all(d == 1 for i, d in enumerate(sshape) if len(sshape) - i != len(shape) - 1):
+        return F.prelu(X, F.reshape(slope, [-1]))
+    # General broadcast slope: x if x > 0 else slope * x.
+    return F.select(F.greater(X, same_dtype_const(0, X)), X, F.multiply(slope, X))
+
+
+@onnx_op("Elu", since=6)
+def elu(ctx, X, alpha=1.0):  # noqa: N803
+    return F.elu(X, float(alpha))
+
+
+@onnx_op("Selu", since=6)
+def selu(ctx, X, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875):  # noqa: N803
+    return F.selu(X, float(gamma), float(alpha))
+
+
+@onnx_op("Celu", since=12)
+def celu(ctx, X, alpha=1.0):  # noqa: N803
+    # celu(x) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) = alpha * elu(x / alpha)
+    a = same_dtype_const(alpha, X)
+    return F.multiply(a, F.elu(F.divide(X, a), 1.0))
+
+
+@onnx_op("HardSigmoid", since=6)
+def hard_sigmoid(ctx, X, alpha=0.2, beta=0.5):  # noqa: N803
+    return F.hardsigmoid(X, float(alpha), float(beta))
+
+
+@onnx_op("HardSwish", since=14)
+def hard_swish(ctx, X):  # noqa: N803
+    return F.hardswish(X)
+
+
+@onnx_op("Softplus", since=1)
+def softplus(ctx, X):  # noqa: N803
+    return F.softplus(X)
+
+
+@onnx_op("Softsign", since=1)
+def softsign(ctx, X):  # noqa: N803
+    return F.softsign(X)
+
+
+@onnx_op("ThresholdedRelu", since=10)
+def thresholded_relu(ctx, X, alpha=1.0):  # noqa: N803
+    return F.select(F.greater(X, same_dtype_const(alpha, X)), X, F.zeros_like(X))
+
+
+@onnx_op("Mish", since=18)
+def mish(ctx, X):  # noqa: N803
+    return F.multiply(X, F.tanh(F.softplus(X)))
+
+
+@onnx_op("Swish", since=24)
+def swish(ctx, X, alpha=1.0):  # noqa: N803
+    if alpha == 1.0:
+        return F.silu(X)
+    return F.multiply(X, F.sigmoid(F.multiply(X, same_dtype_const(alpha, X))))
+
+
+@onnx_op("Gelu", since=20)
+def gelu(ctx, X, approximate="none"):  # noqa: N803
+    if approximate == "tanh":
+        return F.gelu_tanh(X)
+    if approximate != "none":
+        raise ctx.error(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    return F.gelu(X)
+
+
+@onnx_op("Shrink", since=9)
+def shrink(ctx, input, bias=0.0, lambd=0.5):  # noqa: A002
+    lam, b = same_dtype_const(lambd, input), same_dtype_const(bias, input)
+    neg = F.less(input, F.negative(lam))
+    pos = F.greater(input, lam)
+    return F.select(neg, F.add(input, b),
+                    F.select(pos, F.subtract(input, b), F.zeros_like(input)))
+
+
+@onnx_op("Clip", since=6, until=11)
+def clip_attr(ctx, input, max=3.402823e38, min=-3.402823e38):  # noqa: A002
+    return _clip(ctx, input, same_dtype_const(min, input), same_dtype_const(max, input))
+
+
+@onnx_op("Clip", since=11)
+def clip(ctx, input, min=None, max=None):  # noqa: A002
+    return _clip(ctx, input, min, max)
+
+
+def _clip(ctx, x, lo, hi):
+    lo_v, hi_v = ctx.value(lo), ctx.value(hi)
+    if x.dtype.kind == "f" and lo_v is not None and hi_v is not None and \
+            float(lo_v) == 0.0 and float(hi_v) == 6.0:
+        return F.relu6(x)
+    if lo is not None:
+        x = F.maximum(x, lo)
+    if hi is not None:
+        x = F.minimum(x, hi)
+    return x
+
+
+# -- softmax family -------------------------------------------------------------------------
+
+def _coerced_2d(ctx, x, axis, fn):
+    """Opsets before 13 flatten to 2-D at ``axis`` and normalize over the second part."""
+    shape = _shape(ctx, x)
+    rank = len(shape)
+    axis = axis % rank if rank else 0
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    flat = F.reshape(x, [outer, -1])
+    return F.reshape(fn(flat, 1), shape)
+
+
+@onnx_op("Softmax", since=1, until=13)
+def softmax_v1(ctx, input, axis=1):  # noqa: A002
+    return _coerced_2d(ctx, input, axis, F.softmax)
+
+
+@onnx_op("Softmax", since=13)
+def softmax(ctx, input, axis=-1):  # noqa: A002
+    return F.softmax(input, axis)
+
+
+@onnx_op("LogSoftmax", since=1, until=13)
+def log_softmax_v1(ctx, input, axis=1):  # noqa: A002
+    return _coerced_2d(ctx, input, axis, F.log_softmax)
+
+
+@onnx_op("LogSoftmax", since=13)
+def log_softmax(ctx, input, axis=-1):  # noqa: A002
+    return F.log_softmax(input, axis)
+
+
+# -- normalization -------------------------------------------------------------------------
+
+def _moments(x, axes):
+    mean = F.reduce_mean(x, axes, True)
+    centred = F.subtract(x, mean)
+    var = F.reduce_mean(F.multiply(centred, centred), axes, True)
+    return centred, var
+
+
+@onnx_op("BatchNormalization", since=7)
+def batch_norm(ctx, X, scale, B, input_mean, input_var, epsilon=1e-5, momentum=0.9,  # noqa: N803
+               training_mode=0, spatial=1):
+    if training_mode:
+        raise ctx.error("training-mode BatchNormalization is not supported; export the "
+                        "model in eval mode")
+    rank = len(_shape(ctx, X))
+    bshape = [1, -1] + [1] * (rank - 2)
+    inv = F.rsqrt(F.add(input_var, same_dtype_const(epsilon, input_var)))
+    mul = F.reshape(F.multiply(scale, inv), bshape)
+    add = F.reshape(F.subtract(B, F.multiply(F.multiply(input_mean, inv), scale)), bshape)
+    return F.add(F.multiply(X, mul), add)
+
+
+@onnx_op("InstanceNormalization", since=6)
+def instance_norm(ctx, input, scale, B, epsilon=1e-5):  # noqa: A002, N803
+    rank = len(_shape(ctx, input))
+    centred, var = _moments(input, list(range(2, rank)))
+    bshape = [1, -1] + [1] * (rank - 2)
+    y = F.multiply(centred, F.rsqrt(F.add(var, same_dtype_const(epsilon, var))))
+    return F.add(F.multiply(y, F.reshape(scale, bshape)), F.reshape(B, bshape))
+
+
+@onnx_op("LayerNormalization", since=17)
+def layer_norm(ctx, X, Scale, B=None, axis=-1, epsilon=1e-5, stash_type=1):  # noqa: N803
+    shape = _shape(ctx, X)
+    rank = len(shape)
+    axis = axis % rank
+    axes = list(range(axis, rank))
+    mean = F.reduce_mean(X, axes, True)
+    centred = F.subtract(X, mean)
+    var = F.reduce_mean(F.multiply(centred, centred), axes, True)
+    inv = F.rsqrt(F.add(var, same_dtype_const(epsilon, var)))
+    y = F.multiply(F.multiply(centred, inv), Scale)
+    if B is not None:
+        y = F.add(y, B)
+    outs = [y]
+    if len(ctx.node.output) > 1:
+        outs.append(mean)
+    if len(ctx.node.output) > 2:
+        outs.append(inv)
+    return outs
+
+
+@onnx_op("GroupNormalization", since=18)
+def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1):  # noqa: N803
+    shape = _shape(ctx, X)
+    if num_groups is None:
+        raise ctx.error("attribute 'num_groups' is required")
+    n, c = shape[0], shape[1]
+    if c % num_groups:
+        raise ctx.error(f"{c} channels do not split into {num_groups} groups")
+    grouped = F.reshape(X, [n, num_groups, -1])
+    centred, var = _moments(grouped, [2])
+    y = F.multiply(centred, F.rsqrt(F.add(var, same_dtype_const(epsilon, var))))
+    y = F.reshape(y, shape)
+    bshape = [1, c] + [1] * (len(shape) - 2)
+    if ctx.opset.get("", 1) < 21:
+        # Opset 18's scale and bias have one entry per group.
+        scale = F.reshape(F.broadcast_to(F.reshape(scale, [num_groups, 1]),
+                                         [num_groups, c // num_groups]), [c])
+        bias = F.reshape(F.broadcast_to(F.reshape(bias, [num_groups, 1]),
+                                        [num_groups, c // num_groups]), [c])
+    return F.add(F.multiply(y, F.reshape(scale, bshape)), F.reshape(bias, bshape))
+
+
+@onnx_op("LpNormalization", since=1)
+def lp_normalization(ctx, input, axis=-1, p=2):  # noqa: A002
+    if p == 1:
+        norm = F.reduce_sum(F.abs(input), [axis], True)
+    elif p == 2:
+        norm = F.sqrt(F.reduce_sum(F.multiply(input, input), [axis], True))
+    else:
+        raise ctx.error(f"p must be 1 or 2, got {p}")
+    return F.divide(input, norm)
+
+
+@onnx_op("MeanVarianceNormalization", since=9)
+def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):  # noqa: N803
+    centred, var = _moments(X, list(axes))
+    return F.divide(centred, F.add(F.sqrt(var), same_dtype_const(1e-9, var)))
+
+
+@onnx_op("LRN", since=1)
+def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):  # noqa: N803
+    if size is None:
+        raise ctx.error("attribute 'size' is required")
+    shape = _shape(ctx, X)
+    c = shape[1]
+    # Sum of squares over a window of channels [c - (size-1)//2, c + size//2]: a banded
+    # matrix product over the channel axis.
+    lo, hi = (size - 1) // 2, size // 2
+    band = np.zeros((c, c), dtype=X.dtype)
+    for i in range(c):
+        band[max(0, i - lo):min(c, i + hi + 1), i] = 1
+    sq = F.multiply(X, X)
+    perm = [0] + list(range(2, len(shape))) + [1]
+    back = [0, len(shape) - 1] + list(range(1, len(shape) - 1))
+    window = F.transpose(F.matmul(F.transpose(sq, perm), F.const(band)), back)
+    scale = F.add(same_dtype_const(bias, X),
+                  F.multiply(same_dtype_const(alpha / size, X), window))
+    return F.divide(X, F.pow(scale, same_dtype_const(beta, X)))
