@@ -16,7 +16,6 @@ OP_PACKAGES = ["mnn.express", "mnn.numpy", "mnn.nn", "mnn.cv", "mnn.format", "co
 # Ops known to lack samples, each with the reason. Owners: add a samples file and remove
 # your ops from here (test_pending_is_not_stale fails once an op here has samples).
 _NN = "added by the NN-ops helper (mnn/express/ops/nn_*.py); samples to be added by them"
-_ONNX = "added by the converter helper (mnn/express/ops/onnx_*.py); samples to be added by them"
 _CF = ("control flow (mnn/express/ops/control_flow.py) takes subgraphs, not arrays; "
        "tested by its owner in tests/express and tests/converter")
 PENDING = {
@@ -24,9 +23,6 @@ PENDING = {
                      "conv2d_backprop_input", "elu", "gelu_tanh", "hardsigmoid", "hardswish",
                      "log_softmax", "max_pool", "max_pool_grad", "prelu", "relu", "relu6",
                      "selu", "silu", "softmax", "softplus", "softsign"], _NN),
-    **dict.fromkeys(["onnx_bit_shift", "onnx_constant_of_shape", "onnx_expand", "onnx_fmod",
-                     "onnx_reduce", "onnx_reshape", "onnx_slice", "onnx_squeeze", "onnx_tile",
-                     "onnx_trunc_div", "onnx_unsqueeze"], _ONNX),
     "if": _CF,
     "while": _CF,
 }
