@@ -13,6 +13,13 @@ from . import express
 expr = express
 sys.modules[__name__ + ".expr"] = express
 
+# pymnn's legacy session API: MNN.Interpreter, MNN.Tensor and their constants.
+from .runtime.session import Interpreter, OpInfo, Session  # noqa: E402
+from .runtime.tensor import (Halide_Type_Double, Halide_Type_Float, Halide_Type_Int,  # noqa: E402
+                             Halide_Type_Int64, Halide_Type_String, Halide_Type_Uint8, Tensor,
+                             Tensor_DimensionType_Caffe, Tensor_DimensionType_Caffe_C4,
+                             Tensor_DimensionType_Tensorflow)
+
 __all__ = ["__version__", "expr", "express", "show_config"]
 
 # Subpackages that exist are importable as attributes (mnn.numpy, mnn.nn, ...) on first use.

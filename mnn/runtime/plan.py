@@ -312,6 +312,11 @@ class Plan:
         Shapes come out ``None`` where they depend on data or on unknown input shapes.
         Used by control-flow ops to infer through their subgraphs without running them.
         """
+        env = self.infer_slots(metas)
+        return [env[s] for s in self.output_slots]
+
+    def infer_slots(self, metas):
+        """Like :meth:`infer`, but the metas of every slot (for memory and FLOP counts)."""
         env = [None] * self.n_slots
         for s, value in self.constants.items():
             env[s] = TensorMeta(value.shape, value.dtype, value)
@@ -333,7 +338,7 @@ class Plan:
             for s, (shape, dtype) in zip(step.outputs, out):
                 env[s] = TensorMeta(tuple(int(d) for d in shape) if shape is not None
                                     else None, np.dtype(dtype) if dtype is not None else None)
-        return [env[s] for s in self.output_slots]
+        return env
 
 
 def _check_outputs(step, inferred, result):

@@ -1,0 +1,21 @@
+"""Fixtures of the runtime tests (the models themselves: runtime_models.py)."""
+import pytest
+
+from runtime_models import (conv_model, convert_with_wheel, elementwise_model, if_model,
+                            loop_model)
+
+
+@pytest.fixture(scope="session")
+def wheel_models(tmp_path_factory):
+    """name -> (onnx path, mnn path), converted lazily by the wheel."""
+    root = tmp_path_factory.mktemp("wheel_models")
+    makers = {"elementwise": elementwise_model, "if": if_model, "loop": loop_model,
+              "conv": conv_model}
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = convert_with_wheel(makers[name](), str(root / name))
+        return cache[name]
+
+    return get
