@@ -8,7 +8,10 @@ image. For each tap the output columns whose input column lies inside the image 
 contiguous range, computed once per tap, so the inner loop has no bounds tests and
 vectorizes. All shapes are checked here before any loop runs.
 """
+cimport openmp
+import numpy as np
 from cython.parallel cimport prange
+from libc.math cimport INFINITY
 
 ctypedef fused real_t:
     float
@@ -50,41 +53,117 @@ def _check(x, w, y, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh, Py_ssize_t dw):
                          f"{tuple(w.shape[:3])} and output {tuple(y.shape[:4])} do not match")
 
 
+cdef inline void _pad_plane(const real_t* src, Py_ssize_t H, Py_ssize_t W, real_t* dst,
+                            Py_ssize_t Hp, Py_ssize_t Wp, Py_ssize_t pt,
+                            Py_ssize_t pl) noexcept nogil:
+    # dst[r, q] = src[r - pt, q - pl] inside the image, 0 in the padding (Hp x Wp).
+    cdef Py_ssize_t r, q, iy
+    cdef Py_ssize_t q0 = _min(_max(pl, 0), Wp), q1 = _max(_min(W + pl, Wp), q0)
+    for r in range(Hp):
+        iy = r - pt
+        if iy < 0 or iy >= H:
+            for q in range(Wp):
+                dst[r * Wp + q] = 0
+            continue
+        for q in range(q0):
+            dst[r * Wp + q] = 0
+        for q in range(q0, q1):
+            dst[r * Wp + q] = src[iy * W + q - pl]
+        for q in range(q1, Wp):
+            dst[r * Wp + q] = 0
+
+
+cdef inline void _row3x3(real_t* yrow, const real_t* r0, const real_t* r1, const real_t* r2,
+                         const real_t* k, real_t b, Py_ssize_t OW, Py_ssize_t sw,
+                         Py_ssize_t dw) noexcept nogil:
+    # One output row of a 3x3 depthwise filter: nine taps in one pass (vectorizes).
+    cdef Py_ssize_t ox, q
+    cdef Py_ssize_t d2 = 2 * dw
+    for ox in range(OW):
+        q = ox * sw
+        yrow[ox] = (b + k[0] * r0[q] + k[1] * r0[q + dw] + k[2] * r0[q + d2]
+                    + k[3] * r1[q] + k[4] * r1[q + dw] + k[5] * r1[q + d2]
+                    + k[6] * r2[q] + k[7] * r2[q + dw] + k[8] * r2[q + d2])
+
+
 def forward(const real_t[:, :, :, ::1] x, const real_t[:, :, ::1] w,
             const real_t[::1] bias, real_t[:, :, :, ::1] y, Py_ssize_t sh, Py_ssize_t sw,
-            Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, int nthreads=1):
-    """``y = depthwise_conv(x, w) + bias`` (``y`` is overwritten)."""
+            Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, int nthreads=1,
+            double clamp_lo=-INFINITY, double clamp_hi=INFINITY):
+    """``y = clip(depthwise_conv(x, w) + bias, clamp_lo, clamp_hi)`` (``y`` overwritten).
+
+    Each (image, channel) plane is first copied into a zero-padded scratch plane holding
+    exactly the rows and columns the windows touch, so the loops need no bounds tests.
+    The clamp fuses a following relu / relu6 (infinite bounds: no clamp).
+    """
     _check(x, w, y, sh, sw, dh, dw)
     if bias.shape[0] != w.shape[0]:
         raise ValueError("depthwise kernel: bias length must equal output channels")
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t O = w.shape[0], KH = w.shape[1], KW = w.shape[2]
     cdef Py_ssize_t OH = y.shape[2], OW = y.shape[3], M = O // C
-    cdef Py_ssize_t job, n, o, c, i, j, oy, ox, iy, off, lo, hi
-    cdef real_t wv
+    if N == 0 or O == 0 or OH == 0 or OW == 0:
+        return
+    if nthreads < 1:
+        raise ValueError("depthwise kernel: nthreads must be >= 1")
+    # The padded extent every window reads: rows 0 .. (OH-1)*sh + (KH-1)*dh.
+    cdef Py_ssize_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1
+    cdef Py_ssize_t Wp = (OW - 1) * sw + (KW - 1) * dw + 1
+    scratch = np.empty((nthreads, Hp * Wp), dtype=np.float32 if real_t is float else np.float64)
+    cdef real_t[:, ::1] buf = scratch
+    out_scratch = np.empty((nthreads, OH * Wp), dtype=scratch.dtype)
+    cdef real_t[:, ::1] out_buf = out_scratch
+    cdef real_t* obuf
+    cdef Py_ssize_t job, n, o, c, i, j, oy, ox, tid
+    cdef real_t* yrow
+    cdef real_t* pbuf
+    cdef const real_t* prow
+    cdef const real_t* kern
+    cdef real_t lo_v = <real_t>clamp_lo, hi_v = <real_t>clamp_hi, v, wv
+    cdef bint clamp = clamp_lo > -INFINITY or clamp_hi < INFINITY
     with nogil:
         for job in prange(N * O, num_threads=nthreads, schedule="static"):
+            tid = openmp.omp_get_thread_num()
             n = job // O
             o = job % O
             c = o // M
+            pbuf = &buf[tid, 0]
+            _pad_plane(&x[n, c, 0, 0], H, W, pbuf, Hp, Wp, pt, pl)
+            kern = &w[o, 0, 0]
+            if sh == 1 and sw == 1 and KH == 3 and KW == 3:
+                # Stride 1: compute over the padded width as one flat run (long vectors
+                # even for 7x7 planes), then keep the OW valid columns of each row.
+                # Flat index t = oy*Wp + ox reads at most t + 2*dh*Wp + 2*dw, which for
+                # t < (OH-1)*Wp + OW stays inside the Hp*Wp plane.
+                obuf = &out_buf[tid, 0]
+                _row3x3(obuf, pbuf, pbuf + dh * Wp, pbuf + 2 * dh * Wp, kern, bias[o],
+                        (OH - 1) * Wp + OW, 1, dw)
+                for oy in range(OH):
+                    yrow = &y[n, o, oy, 0]
+                    for ox in range(OW):
+                        v = obuf[oy * Wp + ox]
+                        if clamp:
+                            v = lo_v if v < lo_v else (hi_v if v > hi_v else v)
+                        yrow[ox] = v
+                continue
             for oy in range(OH):
-                for ox in range(OW):
-                    y[n, o, oy, ox] = bias[o]
-                for i in range(KH):
-                    iy = oy * sh - pt + i * dh
-                    if iy < 0 or iy >= H:
-                        continue
-                    for j in range(KW):
-                        wv = w[o, i, j]
-                        off = j * dw - pl
-                        lo = _ox_lo(OW, sw, off)
-                        hi = _ox_hi(W, OW, sw, off, lo)
-                        if sw == 1:
-                            for ox in range(lo, hi):
-                                y[n, o, oy, ox] += wv * x[n, c, iy, ox + off]
-                        else:
-                            for ox in range(lo, hi):
-                                y[n, o, oy, ox] += wv * x[n, c, iy, ox * sw + off]
+                yrow = &y[n, o, oy, 0]
+                prow = pbuf + oy * sh * Wp
+                if KH == 3 and KW == 3:
+                    _row3x3(yrow, prow, prow + dh * Wp, prow + 2 * dh * Wp, kern, bias[o],
+                            OW, sw, dw)
+                else:
+                    for ox in range(OW):
+                        yrow[ox] = bias[o]
+                    for i in range(KH):
+                        for j in range(KW):
+                            wv = kern[i * KW + j]
+                            for ox in range(OW):
+                                yrow[ox] += wv * prow[i * dh * Wp + j * dw + ox * sw]
+                if clamp:
+                    for ox in range(OW):
+                        v = yrow[ox]
+                        yrow[ox] = lo_v if v < lo_v else (hi_v if v > hi_v else v)
 
 
 def backward_input(const real_t[:, :, :, ::1] dy, const real_t[:, :, ::1] w,
