@@ -1,0 +1,1 @@
+"""Command-line tools of the runtime: ``mnn-bench`` (:mod:`mnn.tools.bench`)."""
