@@ -1,5 +1,5 @@
 """File mapping of the math ops: BinaryOp, UnaryOp, Reduction, Cast, Eltwise, MatMul, and
-the one-op activations (ReLU, ReLU6, Sigmoid, TanH...).
+the one-op activations (Sigmoid, TanH, Exp, Log, AbsVal).
 
 MNN facts that shape the mapping: integer ``DIV``/``REALDIV`` truncate and ``MOD`` is
 ``fmod`` (C semantics), while ``FLOORDIV``/``FLOORMOD`` floor like numpy; comparisons give
@@ -123,31 +123,6 @@ def _encode_unary(ctx, expr):
 def _decode_unary_type(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1)
     return [getattr(ew, _UNARY_TYPES[op["_type_name"]])(inputs[0])]
-
-
-@decoder("ReLU")
-def _decode_relu(ctx, op, inputs):
-    ctx.n_inputs(op, inputs, 1)
-    x = inputs[0]
-    slope = 0.0 if op.get("main") is None else float(ctx.param(op, "Relu")["slope"])
-    if slope == 0.0:
-        return [ew.maximum(x, np.zeros((), x.dtype))]
-    return [select(ew.greater(x, 0.0), x, ew.multiply(x, np.asarray(slope, x.dtype)))]
-
-
-@decoder("ReLU6")
-def _decode_relu6(ctx, op, inputs):
-    ctx.n_inputs(op, inputs, 1, 3)
-    x = inputs[0]
-    low, high = 0.0, 6.0
-    if op.get("main") is not None:
-        p = ctx.param(op, "Relu6")
-        low, high = float(p["minValue"]), float(p["maxValue"])
-    if len(inputs) >= 2:  # ONNX Clip with min/max inputs (converted as ReLU6)
-        low = float(ctx.need_static(op, inputs[1], "the clip minimum"))
-    if len(inputs) == 3:
-        high = float(ctx.need_static(op, inputs[2], "the clip maximum"))
-    return [ew.minimum(ew.maximum(x, np.asarray(low, x.dtype)), np.asarray(high, x.dtype))]
 
 
 @decoder("Cast")

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _version
 from ..express import graph as _graph
 from ..express.var import Var
-from . import map_math, map_shape  # noqa: F401 - they fill ENCODERS
+from . import map_math, map_nn, map_shape  # noqa: F401 - they fill ENCODERS
 from .errors import ModelFileError
 from .external import ExternalWriter
 from .flat import encode
@@ -70,6 +70,7 @@ class EncodeContext:
         self.index = {}
         self.taken = set()
         self.preferred = {}
+        self.c4 = {}
         self.external = ExternalWriter() if self.options.external_data else None
 
     def fail(self, expr, message):
@@ -139,6 +140,38 @@ class EncodeContext:
                                                   np.int64)
                     break
         return blob
+
+    def static(self, var):
+        """The value of ``var`` when it is a constant (not a trainable), else None."""
+        if var.expr.kind == "const":
+            return np.asarray(var.expr.values[var.index])
+        return None
+
+    def to_nc4hw4(self, var):
+        """Index of an NC4HW4 copy of ``var`` (MNN's convolution and pooling need one)."""
+        key = (var.expr.id, var.index)
+        if key in self.c4:
+            return self.c4[key]
+        src = self.tensor(var)
+        idx = self.new_tensor(self.names[src] + "__to_c4")
+        self.ops.append({"type": OP_TYPES["ConvertTensor"], "name": self.names[idx],
+                         "inputIndexes": np.asarray([src], np.int32),
+                         "outputIndexes": np.asarray([idx], np.int32),
+                         "main_type": "TensorConvertInfo", "main": {"source": 0, "dest": 2},
+                         "defaultDimentionFormat": 0})
+        self.c4[key] = idx
+        return idx
+
+    def from_nc4hw4(self, expr, c4_index):
+        """Bind ``expr``'s output to an NCHW copy of the NC4HW4 tensor ``c4_index``."""
+        var = expr.outputs[0]
+        idx = self.bind(var)
+        self.ops.append({"type": OP_TYPES["ConvertTensor"], "name": self.names[idx],
+                         "inputIndexes": np.asarray([c4_index], np.int32),
+                         "outputIndexes": np.asarray([idx], np.int32),
+                         "main_type": "TensorConvertInfo", "main": {"source": 2, "dest": 0},
+                         "defaultDimentionFormat": 0})
+        self.c4[(var.expr.id, var.index)] = c4_index
 
     def external_field(self, arrays):
         """Store float32 ``arrays`` in the external file; returns the ``external`` vector

@@ -111,3 +111,44 @@ def test_save_rejects_what_mnn_cannot_hold(tmp_path):
         io.save([x / F.const(np.int32([1, 2, 3]))], str(tmp_path / "m.mnn"))
     with pytest.raises(ModelFileError, match="Vars"):
         io.save([np.zeros(3)], str(tmp_path / "m.mnn"))
+
+
+def _cnn(rng):
+    x = _x((1, 8, 12, 12))
+    w = F.const((rng.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32))
+    b = F.const(rng.standard_normal(16).astype(np.float32))
+    y = F.relu(F.conv2d(x, w, b, stride=(2, 2), padding=(1, 1)))
+    wd = F.const(rng.standard_normal((16, 1, 3, 3)).astype(np.float32))
+    y = F.conv2d(y, wd, None, padding=(1, 1), group=16)
+    y = F.relu6(F.max_pool(y, (2, 2), (2, 2)))
+    y = F.avg_pool(y, (3, 3), (1, 1), pads=(1, 1))
+    y = F.softmax(F.reshape(y, [1, -1]), -1)
+    return x, y
+
+
+SAVE_OPTIONS = {
+    "float": {},
+    "q8_sym": dict(weight_quant_bits=8),
+    "q4_asym": dict(weight_quant_bits=4, weight_quant_asymmetric=True),
+    "q3_sym": dict(weight_quant_bits=3),
+    "fp16": dict(fp16=True),
+    "external": dict(external_data=True),
+    "q8_external": dict(weight_quant_bits=8, external_data=True),
+}
+
+
+@pytest.mark.parametrize("tag", list(SAVE_OPTIONS))
+def test_cnn_with_weight_options_runs_in_wheel(tag, tmp_path, rng):
+    x, y = _cnn(rng)
+    value = rng.standard_normal((1, 8, 12, 12)).astype(np.float32)
+    x.write(value)
+    exact = y.read()
+    path = str(tmp_path / "cnn.mnn")
+    io.save({"y": y}, path, **SAVE_OPTIONS[tag])
+    (theirs,) = wheel_run(path, {"x": value}, ["y"])
+    (ours,) = ours_run(path, {"x": value}, ["y"])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-7)
+    # Quantisation error stays within what the storage allows.
+    tol = {"float": 1e-6, "external": 1e-6, "fp16": 2e-3, "q8_sym": 0.05, "q8_external": 0.05,
+           "q4_asym": 0.3, "q3_sym": 0.6}[tag]
+    np.testing.assert_allclose(ours, exact, atol=tol * np.abs(exact).max())

@@ -1,0 +1,320 @@
+"""File mapping of the NN ops: Convolution (+ depthwise), Pooling, Pooling3D (global),
+Softmax, ReLU/ReLU6/PReLU/ELU/Selu, InnerProduct, Scale, BatchNorm.
+
+MNN facts used here: a convolution keeps its weights ``(O, C/group, KH, KW)`` and bias
+inside the op (``Convolution2D.weight``/``bias``, or ``quanParameter`` when quantised,
+or ``external`` offsets into the ``.weight`` file); ``pads`` are ``(top, left, bottom,
+right)`` and win over ``padX``/``padY``; ``relu``/``relu6`` flags fuse an activation.
+Convolution and pooling run on NC4HW4 tensors in MNN, so the writer wraps them in
+ConvertTensor ops (the reader treats NCHW <-> NC4HW4 conversion as the identity). Average
+pooling's ``countType`` DEFAULT counts padding under CAFFE padding and not otherwise.
+"""
+import numpy as np
+
+from ..express import graph as _graph
+from ..express.ops import elementwise as ew
+from ..express.ops import movement
+from ..express.var import const
+from . import quantize
+from .mapping import decoder, encoder
+
+__all__ = []
+
+_COMMON_DEFAULTS = {"padX": 0, "padY": 0, "kernelX": 1, "kernelY": 1, "strideX": 1,
+                    "strideY": 1, "dilateX": 1, "dilateY": 1, "padMode": 0, "group": 1,
+                    "outputCount": 0, "inputCount": 0, "relu": False, "relu6": False,
+                    "pads": None, "outPads": None, "hasOutputShape": False}
+
+
+def _pads4(pads, pad_x, pad_y):
+    if pads is not None and len(pads) >= 4:
+        return tuple(int(p) for p in pads[:4])
+    if pads is not None and len(pads) == 2:
+        return (int(pads[0]), int(pads[1]), int(pads[0]), int(pads[1]))
+    return (int(pad_y), int(pad_x), int(pad_y), int(pad_x))
+
+
+def _file_pad_mode(attrs):
+    """Our VALID honours explicit pads; MNN's refuses them, so pads are written as CAFFE
+    (explicit pads, the same sizes when they are zero)."""
+    return 2 if int(attrs["padding_mode"]) == 2 else 0
+
+
+def _activation(x, common):
+    if common["relu6"]:
+        return _graph.apply("relu6", [x], min_value=0.0, max_value=6.0)[0]
+    if common["relu"]:
+        return _graph.apply("relu", [x], slope=0.0)[0]
+    return x
+
+
+# -- convolution -----------------------------------------------------------------------------
+
+@decoder("Convolution", "ConvolutionDepthwise")
+def _decode_conv(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 3)
+    p = ctx.param(op, "Convolution2D")
+    c = dict(_COMMON_DEFAULTS, **(p.get("common") or {}))
+    x = inputs[0]
+    if x.ndim != 4:
+        ctx.fail(op, f"input must be 4-D, got shape {x.shape}")
+    kh, kw, out_c, group = c["kernelY"], c["kernelX"], c["outputCount"], c["group"]
+    if min(kh, kw, c["strideX"], c["strideY"], c["dilateX"], c["dilateY"], group) < 1:
+        ctx.fail(op, f"kernel, stride, dilation and group must be positive: {c}")
+    if op["_type_name"] == "ConvolutionDepthwise":
+        group = x.shape[1]
+    if len(inputs) >= 2:
+        w, b = inputs[1], (inputs[2] if len(inputs) == 3 else None)
+        out_c = w.shape[0]
+    else:
+        if out_c < 1:
+            ctx.fail(op, f"outputCount {out_c} must be positive")
+        limit = out_c * x.shape[1] * kh * kw
+        weight, bias = quantize.conv_weights(ctx, op, p, out_c, limit)
+        per_out = kh * kw * out_c
+        if weight.size % per_out:
+            ctx.fail(op, f"{weight.size} weights do not fit {out_c} outputs of a {kh}x{kw} "
+                         "kernel")
+        w = const(weight.reshape(out_c, weight.size // per_out, kh, kw))
+        b = const(bias) if bias is not None else None
+    mode = int(c["padMode"])
+    pads = (0, 0, 0, 0) if mode != 0 else _pads4(c["pads"], c["padX"], c["padY"])
+    attrs = dict(strides=(int(c["strideY"]), int(c["strideX"])),
+                 dilations=(int(c["dilateY"]), int(c["dilateX"])), pads=pads,
+                 group=int(group), padding_mode=mode)
+    y = _graph.apply("conv2d", [x, w] + ([b] if b is not None else []), **attrs)[0]
+    return [_activation(y, c)]
+
+
+@encoder("conv2d")
+def _encode_conv(ctx, expr):
+    x, w = expr.inputs[0], expr.inputs[1]
+    b = expr.inputs[2] if len(expr.inputs) == 3 else None
+    a = expr.attrs
+    out_c, in_per_group, kh, kw = w.shape
+    group = int(a["group"])
+    common = {"kernelY": kh, "kernelX": kw, "strideY": a["strides"][0],
+              "strideX": a["strides"][1], "dilateY": a["dilations"][0],
+              "dilateX": a["dilations"][1], "padMode": _file_pad_mode(a), "group": group,
+              "outputCount": out_c, "inputCount": in_per_group * group,
+              "padY": a["pads"][0], "padX": a["pads"][1],
+              "pads": np.asarray(a["pads"], np.int32)}
+    depthwise = group > 1 and group == out_c and in_per_group == 1
+    type_name = "ConvolutionDepthwise" if depthwise else "Convolution"
+    w_value = ctx.static(w)
+    b_value = ctx.static(b) if b is not None else np.zeros(out_c, np.float32)
+    src = ctx.to_nc4hw4(x)
+    if w_value is None or b_value is None:
+        # Weights computed at run time: MNN takes them as extra inputs.
+        extra = [w] + ([b] if b is not None else [])
+        out = ctx.emit(expr, "Convolution", "Convolution2D", {"common": common},
+                       [src] + extra, outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    else:
+        param = {"common": common}
+        param.update(quantize.encode_conv_weights(ctx, w_value, b_value))
+        out = ctx.emit(expr, type_name, "Convolution2D", param, [src],
+                       outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    ctx.from_nc4hw4(expr, out[0])
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+@decoder("Pooling")
+def _decode_pool(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "Pool")
+    x = inputs[0]
+    if x.ndim != 4:
+        ctx.fail(op, f"input must be 4-D, got shape {x.shape}")
+    is_max = p["type"] == 0
+    if p["isGlobal"]:
+        attrs = dict(kernel=(1, 1), strides=(1, 1), pads=(0, 0, 0, 0), padding_mode=1,
+                     ceil_mode=False, global_pool=True, output_size=None)
+        if not is_max:
+            attrs["count_include_pad"] = False
+        return _graph.apply("max_pool" if is_max else "avg_pool", [x], **attrs)
+    mode = int(p["padType"])
+    pads = _pads4(p["pads"], p["padX"], p["padY"]) if mode == 0 else (0, 0, 0, 0)
+    kh, kw = int(p["kernelY"]), int(p["kernelX"])
+    if min(kh, kw, p["strideX"], p["strideY"]) < 1:
+        ctx.fail(op, f"kernel {kh}x{kw} and strides must be positive")
+    attrs = dict(kernel=(kh, kw), strides=(int(p["strideY"]), int(p["strideX"])), pads=pads,
+                 padding_mode=mode, ceil_mode=bool(p["ceilModel"]), global_pool=False,
+                 output_size=None)
+    if is_max:
+        return _graph.apply("max_pool", [x], **attrs)
+    count = int(p["countType"])
+    include = (mode == 0) if count == 0 else count == 1
+    return _graph.apply("avg_pool", [x], count_include_pad=include, **attrs)
+
+
+@decoder("Pooling3D")
+def _decode_pool3d(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "Pool3D")
+    x = inputs[0]
+    if not p["isGlobal"] or x.ndim < 3:
+        ctx.fail(op, "only global pooling over the spatial dimensions is supported")
+    axes = list(range(2, x.ndim))
+    from ..express.ops import reduce as red
+
+    if p["type"] == 0:
+        return [red.reduce_max(x, axes, True)]
+    return [red.reduce_mean(x, axes, True)]
+
+
+@encoder("max_pool", "avg_pool")
+def _encode_pool(ctx, expr):
+    a = expr.attrs
+    if a.get("output_size") is not None:
+        ctx.fail(expr, "adaptive pooling has no MNN op (only global or fixed windows)")
+    is_max = expr.op.name == "max_pool"
+    param = {"type": 0 if is_max else 1, "isGlobal": bool(a["global_pool"]),
+             "kernelY": a["kernel"][0], "kernelX": a["kernel"][1],
+             "strideY": a["strides"][0], "strideX": a["strides"][1],
+             "padY": a["pads"][0], "padX": a["pads"][1],
+             "pads": np.asarray(a["pads"], np.int32), "padType": _file_pad_mode(a),
+             "ceilModel": bool(a["ceil_mode"])}
+    if not is_max:
+        param["countType"] = 1 if a.get("count_include_pad") else 2
+    src = ctx.to_nc4hw4(expr.inputs[0])
+    out = ctx.emit(expr, "Pooling", "Pool", param, [src],
+                   outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    ctx.from_nc4hw4(expr, out[0])
+
+
+# -- activations and softmax -----------------------------------------------------------------
+
+@decoder("Softmax")
+def _decode_softmax(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    axis = int(ctx.param(op, "Axis")["axis"]) if op.get("main") is not None else 1
+    x = inputs[0]
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
+    return _graph.apply("softmax", [x], axis=axis % x.ndim)
+
+
+@encoder("softmax")
+def _encode_softmax(ctx, expr):
+    ctx.emit(expr, "Softmax", "Axis", {"axis": int(expr.attrs["axis"])}, expr.inputs)
+
+
+@decoder("ReLU")
+def _decode_relu(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    slope = 0.0 if op.get("main") is None else float(ctx.param(op, "Relu")["slope"])
+    return _graph.apply("relu", [inputs[0]], slope=slope)
+
+
+@encoder("relu")
+def _encode_relu(ctx, expr):
+    ctx.emit(expr, "ReLU", "Relu", {"slope": float(expr.attrs["slope"])}, expr.inputs)
+
+
+@decoder("ReLU6")
+def _decode_relu6(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 3)
+    low, high = 0.0, 6.0
+    if op.get("main") is not None:
+        p = ctx.param(op, "Relu6")
+        low, high = float(p["minValue"]), float(p["maxValue"])
+    if len(inputs) >= 2:  # ONNX Clip with min/max inputs
+        low = float(ctx.need_static(op, inputs[1], "the clip minimum"))
+    if len(inputs) == 3:
+        high = float(ctx.need_static(op, inputs[2], "the clip maximum"))
+    return _graph.apply("relu6", [inputs[0]], min_value=low, max_value=high)
+
+
+@encoder("relu6")
+def _encode_relu6(ctx, expr):
+    ctx.emit(expr, "ReLU6", "Relu6", {"minValue": float(expr.attrs["min_value"]),
+                                      "maxValue": float(expr.attrs["max_value"])},
+             expr.inputs)
+
+
+@decoder("PReLU")
+def _decode_prelu(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "PRelu")
+    slope = p["slope"]
+    if slope is None or len(slope) == 0:
+        ctx.fail(op, "has no slope values")
+    return _graph.apply("prelu", [inputs[0], const(np.asarray(slope, np.float32))])
+
+
+@encoder("prelu")
+def _encode_prelu(ctx, expr):
+    slope = ctx.static(expr.inputs[1])
+    if slope is None:
+        ctx.fail(expr, "MNN's PReLU needs a constant slope")
+    slope = np.asarray(slope, np.float32).reshape(-1)
+    ctx.emit(expr, "PReLU", "PRelu", {"slopeCount": int(slope.size), "slope": slope},
+             expr.inputs[:1])
+
+
+@decoder("ELU")
+def _decode_elu(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    return _graph.apply("elu", [inputs[0]], alpha=float(ctx.param(op, "ELU")["alpha"]))
+
+
+@decoder("Selu")
+def _decode_selu(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "Selu")
+    return _graph.apply("selu", [inputs[0]], scale=float(p["scale"]), alpha=float(p["alpha"]))
+
+
+# -- per-channel affine ops ------------------------------------------------------------------
+
+def _channel_shape(x):
+    return [1, -1] + [1] * (x.ndim - 2)
+
+
+@decoder("Scale")
+def _decode_scale(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "Scale")
+    x = inputs[0]
+    scale, bias = quantize.scale_arrays(ctx, op, p)
+    if x.ndim < 2 or scale.size != x.shape[1]:
+        ctx.fail(op, f"{scale.size} scales for input shape {x.shape}")
+    y = ew.multiply(x, movement.reshape(const(scale), _channel_shape(x)))
+    if bias is not None:
+        y = ew.add(y, movement.reshape(const(bias), _channel_shape(x)))
+    return [y]
+
+
+@decoder("BatchNorm")
+def _decode_batch_norm(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "BatchNorm")
+    x = inputs[0]
+    fields = {k: (np.zeros(0, np.float32) if p[k] is None else np.asarray(p[k], np.float32))
+              for k in ("slopeData", "meanData", "varData", "biasData")}
+    n = x.shape[1] if x.ndim >= 2 else 0
+    if any(v.size != n for v in fields.values()):
+        ctx.fail(op, f"batch norm arrays must hold {n} values each")
+    scale = fields["slopeData"] / np.sqrt(fields["varData"] + np.float32(p["epsilon"]))
+    shift = fields["biasData"] - fields["meanData"] * scale
+    y = ew.multiply(x, movement.reshape(const(scale), _channel_shape(x)))
+    return [ew.add(y, movement.reshape(const(shift), _channel_shape(x)))]
+
+
+@decoder("InnerProduct")
+def _decode_inner_product(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "InnerProduct")
+    x = inputs[0]
+    n_out = int(p["outputCount"])
+    weight = quantize.inner_product_weight(ctx, op, p)
+    if n_out < 1 or weight.size % n_out:
+        ctx.fail(op, f"{weight.size} weights do not fit {n_out} outputs")
+    w = weight.reshape(n_out, -1)
+    axis = int(p["axis"]) or 1
+    flat = movement.reshape(x, list(x.shape[:axis]) + [-1])
+    y = _graph.apply("matmul", [flat, const(w)], transpose_a=False, transpose_b=True)[0]
+    if p["biasTerm"] and p["bias"] is not None:
+        y = ew.add(y, const(np.asarray(p["bias"], np.float32)))
+    return [y]
