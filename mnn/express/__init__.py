@@ -41,3 +41,6 @@ def _export(modules, namespace):
 
 _export(_OP_MODULES, globals())
 del _dtypes_module, _formats_module
+
+# numpy's array methods on Var (x.sum(), x.reshape(2, 3), x.T, ...), attached last.
+from ..numpy import var_methods as _var_methods  # noqa: E402,F401
