@@ -97,19 +97,18 @@ def _decode_unary(ctx, op, inputs):
     x = inputs[0]
     if code == 17:  # BNLL: log(1 + exp(x)), computed stably
         return [ew.add(ew.maximum(x, 0.0), ew.log1p(ew.exp(ew.negative(ew.abs(x)))))]
-    if code == 31:  # HARDSWISH: x * relu6(x + 3) / 6
-        return [ew.multiply(x, ew.divide(ew.minimum(ew.maximum(ew.add(x, 3.0), 0.0), 6.0),
-                                         6.0))]
-    if code == 32:  # GELU, tanh approximation
-        inner = ew.multiply(np.float32(np.sqrt(2.0 / np.pi)),
-                            ew.add(x, ew.multiply(0.044715, ew.multiply(x, ew.square(x)))))
-        return [ew.multiply(ew.multiply(0.5, x), ew.add(1.0, ew.tanh(inner)))]
-    if code == 34:  # SILU
-        return [ew.multiply(x, ew.sigmoid(x))]
+    activation = _UNARY_ACTIVATIONS.get(code)
+    if activation is not None:
+        return _apply1(activation, [x])
     name = _UNARY.get(code)
     if name is None:
         ctx.fail(op, f"unary operation {code} is not supported")
     return [getattr(ew, name)(x)]
+
+
+# UnaryOp codes whose express op lives with the NN activations.
+_UNARY_ACTIVATIONS = {31: "hardswish", 32: "gelu_tanh", 34: "silu"}
+_UNARY_CODE.update({name: code for code, name in _UNARY_ACTIVATIONS.items()})
 
 
 @encoder(*sorted(_UNARY_CODE))

@@ -318,3 +318,40 @@ def _decode_inner_product(ctx, op, inputs):
     if p["biasTerm"] and p["bias"] is not None:
         y = ew.add(y, const(np.asarray(p["bias"], np.float32)))
     return [y]
+
+
+# -- normalisation ---------------------------------------------------------------------------
+
+@decoder("LayerNorm")
+def _decode_layer_norm(ctx, op, inputs):
+    """Layer (or RMS) norm over ``axis``, written with express reductions: no op of the
+    table is a fused layer norm."""
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "LayerNorm")
+    x = inputs[0]
+    if int(p["group"]) not in (0, 1):
+        ctx.fail(op, f"group norm (group {p['group']}) is not supported")
+    axes = [int(a) for a in (p["axis"] if p["axis"] is not None else [-1])]
+    if any(not -x.ndim <= a < x.ndim for a in axes):
+        ctx.fail(op, f"axes {axes} out of range for rank {x.ndim}")
+    axes = sorted(a % x.ndim for a in axes)
+    gamma, beta = quantize.layer_norm_arrays(ctx, op, p)
+    norm_shape = [x.shape[a] for a in axes]
+    size = int(np.prod(norm_shape))
+    from ..express.ops import reduce as red
+
+    eps = np.asarray(p["epsilon"], x.dtype)
+    if p["useRMSNorm"]:
+        y = ew.multiply(x, ew.rsqrt(ew.add(red.reduce_mean(ew.square(x), axes, True), eps)))
+    else:
+        centred = ew.subtract(x, red.reduce_mean(x, axes, True))
+        var = red.reduce_mean(ew.square(centred), axes, True)
+        y = ew.multiply(centred, ew.rsqrt(ew.add(var, eps)))
+    affine_shape = [x.shape[a] if a in axes else 1 for a in range(min(axes), x.ndim)]
+    for values, fn in ((gamma, ew.multiply), (beta, ew.add)):
+        if values is None:
+            continue
+        if values.size != size:
+            ctx.fail(op, f"{values.size} affine values for normalised shape {norm_shape}")
+        y = fn(y, const(values.reshape(affine_shape).astype(x.dtype)))
+    return [y]

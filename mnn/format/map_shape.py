@@ -221,16 +221,22 @@ def _encode_concat(ctx, expr):
 
 @decoder("Slice")
 def _decode_slice(ctx, op, inputs):
-    ctx.n_inputs(op, inputs, 1)
+    ctx.n_inputs(op, inputs, 1, 2)
     p = ctx.param(op, "Slice")
     x = inputs[0]
     axis = int(p["axis"])
     if not -x.ndim <= axis < x.ndim:
         ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
     dim = x.shape[axis]
-    points = [] if p["slicePoints"] is None else [int(v) for v in p["slicePoints"]]
     n_out = len(op.get("outputIndexes") if op.get("outputIndexes") is not None else [])
-    if p["sourceType"] == 1 or (len(points) == n_out and n_out > 1):
+    if len(inputs) == 2:    # ONNX/torch Split with a sizes input
+        sizes = [int(v) for v in np.ravel(ctx.need_static(op, inputs[1], "the split sizes"))]
+        if len(sizes) == 1 and n_out > 1:
+            sizes = sizes * n_out
+        points = sizes
+    else:
+        points = [] if p["slicePoints"] is None else [int(v) for v in p["slicePoints"]]
+    if len(inputs) == 2 or p["sourceType"] == 1 or (len(points) == n_out and n_out > 1):
         sizes = points                      # TensorFlow / ONNX style: sizes of each part
     elif points:
         bounds = [0] + points + [dim]       # Caffe style: cut positions

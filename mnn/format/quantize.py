@@ -27,7 +27,7 @@ import numpy as np
 from .errors import ModelFileError
 
 __all__ = ["decode_idst", "encode_idst", "conv_weights", "encode_conv_weights",
-           "scale_arrays", "inner_product_weight"]
+           "scale_arrays", "inner_product_weight", "layer_norm_arrays"]
 
 
 class _Cursor:
@@ -375,3 +375,20 @@ def inner_product_weight(ctx, op, p):
     if p.get("weight") is None:
         ctx.fail(op, "has no weights")
     return np.asarray(p["weight"], np.float32)
+
+
+def layer_norm_arrays(ctx, op, p):
+    """Gamma and beta of a ``LayerNorm`` op (None when absent; external data included)."""
+    where = f"{ctx.source}: op {op.get('name')!r}"
+    gamma, beta = p.get("gamma"), p.get("beta")
+    ext = p.get("external")
+    if ext is not None and gamma is None and len(ext) >= 2:
+        if ctx.external is None:
+            ctx.fail(op, "gamma and beta are in an external .weight file")
+        gamma = _f32(ctx.external.read(int(ext[0]), int(ext[1]), where)) if int(ext[1]) \
+            else None
+        if len(ext) >= 3 and int(ext[2]):
+            beta = _f32(ctx.external.read(int(ext[0]) + int(ext[1]), int(ext[2]), where))
+    gamma = None if gamma is None or len(gamma) == 0 else np.asarray(gamma, np.float32)
+    beta = None if beta is None or len(beta) == 0 else np.asarray(beta, np.float32)
+    return gamma, beta
