@@ -33,11 +33,18 @@ def get_thread_number():
     return _state["threads"]
 
 
-def _set_blas_threads(n):
-    # BLAS (scipy's OpenBLAS) has its own thread pool; keep it in step with ours.
-    from threadpoolctl import threadpool_limits
+_blas = []
 
-    threadpool_limits(limits=n, user_api="blas")
+
+def _set_blas_threads(n):
+    # BLAS (scipy's OpenBLAS) has its own thread pool; keep it in step with ours. Scanning
+    # the loaded libraries costs ~1 ms, so it is done once; setting a limit is then ~1 us
+    # (loaded modules switch thread counts on every run).
+    if not _blas:
+        from threadpoolctl import ThreadpoolController
+
+        _blas.append(ThreadpoolController().select(user_api="blas"))
+    _blas[0].limit(limits=n)
 
 
 def lazy_eval(flag=True):

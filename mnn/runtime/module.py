@@ -24,8 +24,38 @@ __all__ = ["LoadedModule", "RuntimeConfig"]
 _BACKENDS = {"CPU": 0}
 _MODES = {"NORMAL": 0, "HIGH": 1, "LOW": 2, "LOWBF": 3}
 
-# set_thread_number is process-wide: modules with different thread counts take turns.
-_thread_lock = threading.RLock()
+
+
+class _ThreadCount:
+    """The process-wide kernel thread count while modules run.
+
+    The first module to start sets its ``thread_num`` and the last one to finish restores
+    the caller's setting, so clones of one module run in parallel threads without
+    serialising. Modules with different counts that overlap in time share the count of
+    the one that started first.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.active = 0
+        self.saved = None
+
+    def enter(self, want):
+        with self.lock:
+            if self.active == 0:
+                self.saved = _runtime.get_thread_number()
+                if self.saved != want:
+                    _runtime.set_thread_number(want)
+            self.active += 1
+
+    def leave(self):
+        with self.lock:
+            self.active -= 1
+            if self.active == 0 and _runtime.get_thread_number() != self.saved:
+                _runtime.set_thread_number(self.saved)
+
+
+_threads = _ThreadCount()
 
 
 def _option_value(value, table, what):
@@ -161,16 +191,11 @@ class LoadedModule(Module):
 
     def run_arrays(self, arrays, before=None, after=None):
         """Run on ndarrays already of the inputs' dtypes; returns ndarrays (read-only)."""
-        want = self._config.thread_num
-        with _thread_lock:
-            previous = _runtime.get_thread_number()
-            if previous != want:
-                _runtime.set_thread_number(want)
-            try:
-                return self._plan.run(arrays, before=before, after=after)
-            finally:
-                if previous != want:
-                    _runtime.set_thread_number(previous)
+        _threads.enter(self._config.thread_num)
+        try:
+            return self._plan.run(arrays, before=before, after=after)
+        finally:
+            _threads.leave()
 
     def _arrays(self, inputs):
         inputs = list(inputs)
