@@ -31,6 +31,9 @@ __all__ = ["Plan", "PlanStep", "RunStopped"]
 # function of the inputs). Matched by prefix: random ops are the only such family.
 _NON_DETERMINISTIC_PREFIX = "random"
 
+# Checked segment signatures kept per plan.
+_MAX_SIGNATURES = 512
+
 
 class RunStopped(Exception):
     """A ``before``/``after`` hook of :meth:`Plan.run` returned false at ``step``."""
@@ -247,6 +250,9 @@ class Plan:
             end = self._checked.get(sig)
             if end is None:
                 end = self._run_segment(env, pos, n, True, before, after)
+                if len(self._checked) >= _MAX_SIGNATURES:
+                    # Shapes that never repeat (free-length inputs): keep memory bounded.
+                    self._checked.clear()
                 self._checked[sig] = end
             elif hooked:
                 self._run_segment(env, pos, end, False, before, after)

@@ -32,7 +32,7 @@ def test_named_inputs_outputs_and_info_match_wheel(wheel_models):
     _, path = wheel_models("elementwise")
     theirs = MNN.nn.load_module_from_file(path, ["x2", "x"], ["z"]).get_info()
     ours = _ours(path, ["x2", "x"], ["z"]).get_info()
-    for key in ("bizCode", "inputNames", "outputNames"):
+    for key in ("version", "bizCode", "inputNames", "outputNames"):
         assert ours[key] == theirs[key], key
     assert [v.shape for v in ours["inputs"]] == [v.shape for v in theirs["inputs"]]
     x, x2 = RNG.standard_normal((2, 3)).astype(f32), RNG.standard_normal((2, 3)).astype(f32)
