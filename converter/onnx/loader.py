@@ -208,8 +208,10 @@ def _placeholder_like(var, name):
 
 
 class _Builder:
-    def __init__(self, model_dir=None):
+    def __init__(self, model_dir=None, progress=None):
         self.model_dir = model_dir
+        self.progress = progress
+        self.done = 0
         self._static = {}
 
     # -- constant values -----------------------------------------------------------------
@@ -274,6 +276,9 @@ class _Builder:
     def convert_nodes(self, nodes, opset, env):
         for node in nodes:
             self.convert_node(node, opset, env)
+            self.done += 1
+            if self.progress is not None:
+                self.progress(self.done)
 
     def convert_node(self, node, opset, env):
         domain = node.domain if node.domain != "ai.onnx" else ""
@@ -423,7 +428,7 @@ def unsupported_ops(model):
     return missing
 
 
-def load_onnx(model, input_shapes=None):
+def load_onnx(model, input_shapes=None, progress=None):
     """Convert an ONNX model (path, bytes or ModelProto) into an :class:`OnnxGraph`.
 
     Parameters
@@ -432,6 +437,8 @@ def load_onnx(model, input_shapes=None):
         A path loads external data from the model's folder.
     input_shapes : dict, optional
         Input name -> shape overriding the model's declared shape (``-1`` = dynamic).
+    progress : callable, optional
+        Called with the number of top-level nodes converted so far.
 
     Raises
     ------
@@ -458,13 +465,13 @@ def load_onnx(model, input_shapes=None):
     missing = unsupported_ops(model)
     if missing:
         raise UnsupportedOpsError(missing)
-    return convert_graph(model, input_shapes, model_dir)
+    return convert_graph(model, input_shapes, model_dir, progress)
 
 
-def convert_graph(model, input_shapes=None, model_dir=None):
+def convert_graph(model, input_shapes=None, model_dir=None, progress=None):
     """Convert a loaded ModelProto (see :func:`load_onnx`)."""
     opset = model_opsets(model)
-    builder = _Builder(model_dir)
+    builder = _Builder(model_dir, progress)
     env = Scope()
     inputs, outputs = builder.convert_graph(model.graph, opset, env, input_shapes)
     return OnnxGraph(inputs, outputs, opset)

@@ -9,6 +9,7 @@ import builtins
 import numpy as np
 
 import mnn.express as F
+from mnn.express.ops.onnx_shape import slice_key
 
 from .common import ints, onnx_type
 from .registry import onnx_op
@@ -167,10 +168,9 @@ def _split(ctx, x, sizes, axis, num_outputs):
     if sum(sizes) != dim or any(s < 0 for s in sizes):
         raise ctx.error(f"split sizes {sizes} do not add up to dimension {dim}")
     outs, start = [], 0
-    axes = F.const(np.array([axis], np.int64))
     for s in sizes:
-        outs.append(F.onnx_slice(x, F.const(np.array([start], np.int64)),
-                                 F.const(np.array([start + s], np.int64)), axes))
+        key = (builtins.slice(None),) * axis + (builtins.slice(start, start + s),)
+        outs.append(x[key])
         start += s
     return outs
 
@@ -254,19 +254,40 @@ def slice_attr(ctx, data, starts=None, ends=None, axes=None):
     if starts is None or ends is None:
         raise ctx.error("attributes 'starts' and 'ends' are required")
     params = [starts, ends] + ([axes] if axes is not None else [])
-    return F.onnx_slice(data, *[F.const(np.array(p, np.int64)) for p in params])
+    return _slice(ctx, data, [F.const(np.array(p, np.int64)) for p in params] + [None] * (4 - len(params)))
 
 
 @onnx_op("Slice", since=10)
 def slice_(ctx, data, starts, ends, axes=None, steps=None):
-    """One ``onnx_slice`` op; its parameters fold to constants when they are known."""
     if steps is not None and axes is None:
         count = ctx.known_shape(starts)
         if count is None:
             raise ctx.error("the length of 'starts' must be known")
         axes = F.const(np.arange(count[0], dtype=np.int64))
-    params = [_folded(ctx, v) for v in (starts, ends, axes, steps)]
-    return F.onnx_slice(data, *params)
+    return _slice(ctx, data, [starts, ends, axes, steps])
+
+
+def _slice(ctx, data, params):
+    """A strided_slice when the parameters and the input shape are known at conversion
+    time, else one ``onnx_slice`` op that reads them at run time."""
+    shape = ctx.known_shape(data)
+    values = [None if p is None else ctx.value(p) for p in params]
+    if shape is not None and all(v is not None for v, p in zip(values, params) if p is not None):
+        key = slice_key(shape, *values)
+        return F.strided_slice(data, *_key_to_ranges(key, shape))
+    return F.onnx_slice(data, *[_folded(ctx, v) for v in params])
+
+
+def _key_to_ranges(key, shape):
+    """begin, end, strides, begin_mask, end_mask of a key of slices (None ends: masks)."""
+    begin, end, strides, end_mask = [], [], [], 0
+    for i, k in enumerate(key):
+        start, stop, step = k.indices(shape[i])
+        if k.stop is None:
+            end_mask |= 1 << i
+            stop = 0
+        begin.append(start), end.append(stop), strides.append(step)
+    return begin, end, strides, 0, end_mask
 
 
 def _folded(ctx, var):

@@ -1,0 +1,43 @@
+"""Graph passes over the express graph (the IR) before it is written.
+
+:func:`optimize` runs them by ``--optimizeLevel``:
+
+- 0: nothing.
+- 1: constant folding (shape chains included: ``Shape``/``Gather``/``Concat`` over static
+  shapes are already constants when built), BatchNormalization folded into the preceding
+  convolution, duplicate ops and duplicate constants merged.
+- 2: the same (every rewrite here is exact for any input).
+
+Identity and inference-mode Dropout never reach the graph (the frontend returns their
+input), Clip(0, 6) becomes ``relu6`` and Relu ``relu`` when converted, and dead code does
+not exist in an express graph: only what the outputs reach is ever written.
+"""
+from .rewrite import fold_constants, fold_conv_batchnorm, merge_duplicates
+
+__all__ = ["optimize", "fold_constants", "fold_conv_batchnorm", "merge_duplicates"]
+
+
+def optimize(outputs, level=1, keep_training=False):
+    """Rewrite the graph above ``outputs`` (a list of Vars) in place.
+
+    Parameters
+    ----------
+    outputs : list of Var
+    level : int
+        ``--optimizeLevel`` (0, 1 or 2).
+    keep_training : bool
+        ``--forTraining``: keep BatchNormalization apart from the convolution.
+
+    Returns
+    -------
+    dict
+        Pass name -> number of rewrites.
+    """
+    stats = {}
+    if level <= 0:
+        return stats
+    stats["constants folded"] = fold_constants(outputs)
+    if not keep_training:
+        stats["batchnorms folded into conv"] = fold_conv_batchnorm(outputs)
+    stats["duplicates merged"] = merge_duplicates(outputs)
+    return stats

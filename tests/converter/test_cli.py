@@ -1,0 +1,157 @@
+"""mnnconvert end to end: ONNX -> .mnn -> our reader (oracle: onnxruntime)."""
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from converter.cli import main
+from converter.onnx import UnsupportedOpsError, load_onnx
+from mnn.express.io import load_as_dict
+from conftest import run_ort
+
+X = np.random.default_rng(1).normal(size=(1, 3, 8, 8)).astype(np.float32)
+
+
+def _save(model, folder, name="m.onnx"):
+    path = os.path.join(folder, name)
+    onnx.save(model, path)
+    return path
+
+
+def _run_file(path, x):
+    var_map = load_as_dict(path)
+    var_map["x"].write(x)
+    return var_map
+
+
+def test_quickstart_command_converts_and_matches_onnxruntime(cnn_model, tmp_path, capsys):
+    src = _save(cnn_model, tmp_path)
+    dst = str(tmp_path / "m.mnn")
+    # The documented example, with argparse's prefix match of --MNN for --MNNModel.
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNN", dst, "--bizCode", "demo"]) == 0
+    assert "Converted" in capsys.readouterr().out
+    want = run_ort(cnn_model, {"x": X})
+    got = _run_file(dst, X)
+    np.testing.assert_allclose(got["y"].read(), want["y"], rtol=1e-4, atol=1e-5)
+
+
+def test_identity_and_dropout_outputs_come_back(cnn_model):
+    graph = load_onnx(cnn_model)
+    out = graph.run({"x": X})
+    assert list(out) == ["y", "x_copy", "x_drop"]
+    np.testing.assert_array_equal(out["x_copy"], X)
+    np.testing.assert_array_equal(out["x_drop"], X)
+
+
+def test_batchnorm_is_folded_into_the_convolution(cnn_model, tmp_path, capsys):
+    src = _save(cnn_model, tmp_path)
+    dst = str(tmp_path / "m.mnn")
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst]) == 0
+    assert "batchnorms folded into conv 1" in capsys.readouterr().out
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                 "--optimizeLevel", "0"]) == 0
+    assert "batchnorms folded" not in capsys.readouterr().out
+
+
+def test_every_unsupported_op_is_listed(tmp_path):
+    nodes = [helper.make_node("FancyOp", ["x"], ["a"], name="first"),
+             helper.make_node("Relu", ["a"], ["b"]),
+             helper.make_node("OtherOp", ["b"], ["y"], name="second", domain="com.acme")]
+    graph = helper.make_graph(nodes, "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("com.acme", 1)])
+    with pytest.raises(UnsupportedOpsError) as info:
+        load_onnx(model)
+    message = str(info.value)
+    assert "2 unsupported op(s)" in message
+    assert "'first': FancyOp (domain 'ai.onnx', opset 13)" in message
+    assert "'second': OtherOp (domain 'com.acme', opset 1)" in message
+    src = _save(model, tmp_path)
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", str(tmp_path / "o.mnn")]) == 1
+
+
+def test_op_list(capsys):
+    assert main(["--OP"]) == 0
+    out = capsys.readouterr().out
+    for op in ("Conv", "Loop", "Scan", "If", "Softmax", "Reshape"):
+        assert f"  {op} " in out
+
+
+def test_missing_model_file_is_a_clear_error(tmp_path, capsys):
+    assert main(["-f", "ONNX", "--modelFile", str(tmp_path / "nope.onnx"),
+                 "--MNNModel", str(tmp_path / "o.mnn")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_weight_quantisation_and_fp16_shrink_the_file(cnn_model, tmp_path):
+    # Big enough weights that the codebook pays off.
+    src = _save(cnn_model, tmp_path)
+    sizes = {}
+    for tag, flags in (("f32", []), ("q8", ["--weightQuantBits", "8"]),
+                       ("f16", ["--fp16"])):
+        dst = str(tmp_path / f"{tag}.mnn")
+        assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst] + flags) == 0
+        sizes[tag] = os.path.getsize(dst)
+        want = run_ort(cnn_model, {"x": X})["y"]
+        got = _run_file(dst, X)["y"].read()
+        rel = np.linalg.norm(got - want) / np.linalg.norm(want)
+        assert rel < (1e-5 if tag == "f32" else 2e-2), (tag, rel)
+    assert sizes["q8"] < sizes["f32"] and sizes["f16"] < sizes["f32"]
+
+
+def test_reencode_mnn_and_info(cnn_model, tmp_path, capsys):
+    src = _save(cnn_model, tmp_path)
+    first = str(tmp_path / "a.mnn")
+    second = str(tmp_path / "b.mnn")
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", first]) == 0
+    assert main(["-f", "MNN", "--modelFile", first, "--MNNModel", second, "--fp16"]) == 0
+    want = run_ort(cnn_model, {"x": X})["y"]
+    np.testing.assert_allclose(_run_file(second, X)["y"].read(), want, rtol=1e-2, atol=1e-2)
+    capsys.readouterr()
+    assert main(["-f", "ONNX", "--modelFile", src, "--info"]) == 0
+    out = capsys.readouterr().out
+    assert "x: shape [1, 3, 8, 8], dtype float32" in out and "conv2d: 1" in out
+
+
+def _testdir(folder, model, x, corrupt=False):
+    os.makedirs(folder, exist_ok=True)
+    want = run_ort(model, {"x": x})
+    with open(os.path.join(folder, "input.json"), "w") as fh:
+        json.dump({"inputs": [{"name": "x", "shape": list(x.shape)}], "outputs": ["y"]}, fh)
+    np.savetxt(os.path.join(folder, "x.txt"), x.ravel())
+    y = want["y"] + (1.0 if corrupt else 0.0)
+    np.savetxt(os.path.join(folder, "y.txt"), y.ravel())
+
+
+def test_testdir_checks_outputs(cnn_model, tmp_path, capsys):
+    src = _save(cnn_model, tmp_path)
+    good, bad = str(tmp_path / "good"), str(tmp_path / "bad")
+    _testdir(good, cnn_model, X)
+    _testdir(bad, cnn_model, X, corrupt=True)
+    dst = str(tmp_path / "m.mnn")
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst, "--testdir", good]) == 0
+    assert "TEST_SUCCESS" in capsys.readouterr().out
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst, "--testdir", bad]) == 1
+
+
+def test_input_config_file_fixes_a_dynamic_shape(tmp_path, capsys):
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    src = _save(model, tmp_path)
+    cfg = tmp_path / "config.txt"
+    cfg.write_text("input_names = x\ninput_dims = 2x3x4\n")
+    assert main(["-f", "ONNX", "--modelFile", src, "--info",
+                 "--inputConfigFile", str(cfg)]) == 0
+    assert "y: shape [2, 12]" in capsys.readouterr().out
+    cfg.write_text("input_names = x\ninput_dims = 2xfour\n")
+    assert main(["-f", "ONNX", "--modelFile", src, "--info",
+                 "--inputConfigFile", str(cfg)]) == 1
+    assert "bad dims" in capsys.readouterr().err
