@@ -13,6 +13,8 @@ The ops themselves store plain attributes in ONNX's order (height first):
   ``CAFFE`` both use ``pads`` as given (the real wheel ignores pads under ``VALID``; we
   honour them, so scripts that pass pads get the padding they asked for).
 """
+import threading
+
 import numpy as np
 
 from ..enums import Padding_Mode
@@ -110,3 +112,25 @@ def threads():
 def c_array(a):
     """``a`` as a C-contiguous array (kernels take contiguous memoryviews)."""
     return np.ascontiguousarray(a)
+
+
+_scratch = threading.local()
+
+
+def scratch(name, shape, dtype):
+    """A reusable work array (contents undefined) of ``shape`` and ``dtype``.
+
+    Kernels' large temporaries (im2col columns, Winograd tiles) are reused across calls:
+    a fresh multi-megabyte array costs more in page faults than the convolution itself.
+    One buffer per name and thread (Python threads may evaluate graphs concurrently);
+    a buffer only grows. Never return a scratch array as an op result.
+    """
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    pool = getattr(_scratch, "pool", None)
+    if pool is None:
+        pool = _scratch.pool = {}
+    buf = pool.get(name)
+    if buf is None or buf.size < size:
+        buf = pool[name] = np.empty(max(size, 64), np.uint8)
+    return buf[:size].view(dtype).reshape(shape)

@@ -122,7 +122,14 @@ def _max_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
     hs, he, ws, we, _, _ = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (len(hs), len(ws)), x.dtype)
-    _pool_k.max_forward(x, y, hs, he, ws, we, nc.threads())
+    if attrs["global_pool"] or attrs["output_size"] is not None:
+        _pool_k.max_forward(x, y, hs, he, ws, we, nc.threads())
+    else:
+        # Regular grid: the padded-plane kernel (no per-window bounds, vectorized bands).
+        pads = nc.resolve_pads(x.shape[2:], attrs["kernel"], attrs["strides"], (1, 1),
+                               attrs["pads"], attrs["padding_mode"])
+        _pool_k.max_forward_regular(x, y, *attrs["kernel"], *attrs["strides"], pads[0],
+                                    pads[1], nc.threads())
     return y
 
 

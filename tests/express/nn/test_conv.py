@@ -163,3 +163,31 @@ def test_conv2d_same_with_explicit_padding_is_an_error():
     with pytest.raises(F.OpError, match="SAME"):
         F.conv2d(F.const(_data((1, 1, 4, 4))), F.const(_data((1, 1, 3, 3))), None,
                  padding=(1, 1), padding_mode=F.SAME)
+
+
+@pytest.mark.parametrize("n,c,o,h,w,pad", [
+    (2, 16, 24, 25, 27, (1, 1)),       # Winograd F(4x4,3x3): edge tiles cut off
+    (1, 32, 16, 24, 23, (0, 0)),
+    (1, 20, 17, 26, 24, (0, 1, 2, 1)),  # asymmetric pads (top, left, bottom, right)
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv2d_3x3_winograd_shapes_match_torch(n, c, o, h, w, pad, dtype):
+    x, wt, b = _data((n, c, h, w), dtype), _data((o, c, 3, 3), dtype), _data(o, dtype)
+    wv = F.const(wt)
+    tx = torch.tensor(x)
+    if len(pad) == 4:
+        tx, tpad = TF.pad(tx, (pad[1], pad[3], pad[0], pad[2])), 0
+    else:
+        tpad = pad[0]
+    ref = TF.conv2d(tx, torch.tensor(wt), torch.tensor(b), 1, tpad).numpy()
+    for _ in range(2):  # the second run uses the cached transformed weight
+        y = F.conv2d(F.const(x), wv, F.const(b), padding=pad)
+        tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10)
+        np.testing.assert_allclose(y.read(), ref, **tol)
+
+
+def test_depthwise_stride1_dilated_matches_torch():
+    x, wt = _data((2, 5, 9, 8)), _data((5, 1, 3, 3))
+    y = F.conv2d(F.const(x), F.const(wt), None, padding=(2, 2), dilate=(2, 2), group=5)
+    ref = TF.conv2d(torch.tensor(x), torch.tensor(wt), None, 1, 2, 2, 5).numpy()
+    np.testing.assert_allclose(y.read(), ref, rtol=1e-5, atol=1e-5)
