@@ -10,6 +10,7 @@ from .dtypes import (bool, double, dtype, float, float32, float64, int, int8, in
                      int64, uint8)
 from .enums import (AVEPOOL, BILINEAR, CAFFE, MAXPOOL, NEAREST, SAME, VALID,  # noqa: F401
                     Interp_Method, Padding_Mode, Pooling_Mode)
+from .enums import CONSTANT, REFLECT, SYMMETRIC, PadValue_Mode  # noqa: F401
 from .errors import MnnError, OpError
 from .formats import NC4HW4, NCHW, NHWC, NHWC4, data_format
 from .graph import Expr
@@ -23,9 +24,11 @@ from .io import get_inputs_and_outputs, load_as_dict, load_as_list, save  # .mnn
 from .ops import creation, elementwise, linalg, movement, reduce, selection
 from .ops import control_flow  # noqa: E402 - if/while with Subgraph attributes
 from .ops import advanced_index, slicing
+from .ops import arg_sort, gather_scatter, misc, padding, scan, spatial, utility  # noqa: E402
 
 _OP_MODULES = [control_flow, elementwise, reduce, movement, selection, creation, linalg, slicing,
                advanced_index]
+_OP_MODULES += [arg_sort, gather_scatter, misc, padding, scan, spatial, utility]
 
 from .ops import onnx_math, onnx_shape  # noqa: E402 - the converter's ONNX-only primitives
 _OP_MODULES += [onnx_math, onnx_shape]

@@ -5,8 +5,9 @@ The members are ints, so they can be stored as plain op attributes and written t
 """
 import enum
 
-__all__ = ["Padding_Mode", "Pooling_Mode", "Interp_Method", "CAFFE", "VALID", "SAME",
-           "MAXPOOL", "AVEPOOL", "BILINEAR", "NEAREST"]
+__all__ = ["Padding_Mode", "Pooling_Mode", "Interp_Method", "PadValue_Mode", "CAFFE", "VALID",
+           "SAME", "MAXPOOL", "AVEPOOL", "BILINEAR", "NEAREST", "CONSTANT", "REFLECT",
+           "SYMMETRIC"]
 
 
 class Padding_Mode(enum.IntEnum):  # noqa: N801 - MNN's name
@@ -31,6 +32,17 @@ class Interp_Method(enum.IntEnum):  # noqa: N801
     NEAREST = 1
 
 
+class PadValue_Mode(enum.IntEnum):  # noqa: N801
+    """What ``pad`` fills the border with: a constant (0), a mirror without the edge
+    element (REFLECT, numpy's "reflect") or a mirror with it (SYMMETRIC)."""
+
+    CONSTANT = 0
+    REFLECT = 1
+    SYMMETRIC = 2
+
+
+CONSTANT, REFLECT, SYMMETRIC = (PadValue_Mode.CONSTANT, PadValue_Mode.REFLECT,
+                                PadValue_Mode.SYMMETRIC)
 CAFFE, VALID, SAME = Padding_Mode.CAFFE, Padding_Mode.VALID, Padding_Mode.SAME
 MAXPOOL, AVEPOOL = Pooling_Mode.MAXPOOL, Pooling_Mode.AVEPOOL
 BILINEAR, NEAREST = Interp_Method.BILINEAR, Interp_Method.NEAREST
