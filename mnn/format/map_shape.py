@@ -45,8 +45,10 @@ def _decode_input(ctx, op, inputs):
 def _encode_input(ctx, expr):
     meta = expr.metas[0]
     dims = expr.attrs.get("declared_shape", meta.shape)
+    # MNN keeps booleans as int32 (see mapping.array_to_blob).
+    dtype = np.dtype(np.int32) if meta.dtype == np.bool_ else meta.dtype
     ctx.emit(expr, "Input", "Input",
-             {"dims": np.asarray(dims, np.int32), "dtype": datatype_of(meta.dtype),
+             {"dims": np.asarray(dims, np.int32), "dtype": datatype_of(dtype),
               "dformat": _FORMAT_CODES.get(expr.data_format, 0)}, [])
 
 

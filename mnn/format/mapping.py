@@ -114,10 +114,17 @@ def blob_to_array(blob, where, external=None):
 
 
 def array_to_blob(array, data_format=0):
-    """A ``Blob`` dict holding ``array`` (float64 stored as float32: MNN has no doubles)."""
+    """A ``Blob`` dict holding ``array``.
+
+    MNN has no doubles (float64 is stored as float32) and keeps booleans as int32 at run
+    time (the real wheel crashes on a DT_BOOL loop condition), so bools are stored as
+    int32 0/1.
+    """
     arr = np.asarray(array)
     if arr.dtype == np.float64:
         arr = arr.astype(np.float32)
+    if arr.dtype == np.bool_:
+        arr = arr.astype(np.int32)
     blob = {"dims": np.asarray(arr.shape, np.int32), "dataFormat": data_format,
             "dataType": datatype_of(arr.dtype)}
     flat = arr.reshape(-1)
@@ -147,6 +154,7 @@ class DecodeContext:
         self.source = source
         self.external = external
         self.subgraphs = subgraphs or {}
+        self.building = set()
 
     def fail(self, op, message):
         """Raise a ModelFileError naming the file, the op and its type."""

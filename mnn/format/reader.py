@@ -13,7 +13,7 @@ import numpy as np
 
 from ..express import graph as _graph
 from ..express.errors import MnnError, OpError
-from . import map_math, map_nn, map_shape  # noqa: F401 - they fill DECODERS
+from . import map_control, map_math, map_nn, map_shape  # noqa: F401 - fill DECODERS
 from .errors import ModelFileError
 from .external import ExternalWeights
 from .flat import decode
@@ -100,11 +100,15 @@ def build_graph(net, source="<model>", external=None):
     return LoadedGraph(inputs, outputs, tensors, net)
 
 
-def build_subgraph(ctx, sub):
-    """Build a ``SubGraphProto`` dict: returns (input placeholders, output Vars) as lists."""
+def build_subgraph(ctx, sub, overrides=None):
+    """Build a ``SubGraphProto`` dict: returns (input placeholders, output Vars) as lists.
+
+    ``overrides`` maps tensor indexes of the subgraph's inputs to the placeholders to use
+    for them (the file's own Input ops there only sketch shapes).
+    """
     where = f"{ctx.source}: subgraph {sub.get('name')!r}"
     names = list(sub.get("tensors") or [])
-    vars_, _ = _run_ops(ctx, sub.get("nodes") or [], names, where)
+    vars_, _ = _run_ops(ctx, sub.get("nodes") or [], names, where, overrides or {})
     ins, outs = [], []
     for kind, idx_list, acc in (("input", sub.get("inputs"), ins),
                                 ("output", sub.get("outputs"), outs)):
@@ -125,7 +129,7 @@ def _check_index(i, n, where, what):
     return i
 
 
-def _run_ops(ctx, oplist, names, where):
+def _run_ops(ctx, oplist, names, where, overrides=None):
     n = len(names)
     if n == 0:
         n = max([int(i) + 1 for op in oplist for key in ("inputIndexes", "outputIndexes")
@@ -155,6 +159,12 @@ def _run_ops(ctx, oplist, names, where):
                                      "any op produced it")
             ins.append(vars_[i])
         decode_op = DECODERS.get(type_name)
+        if type_name == "Input" and overrides and len(out_idx) == 1 \
+                and out_idx[0] in overrides:
+            var = overrides[out_idx[0]]
+            var.expr.name = names[out_idx[0]]
+            vars_[out_idx[0]] = var
+            continue
         if decode_op is None:
             raise ModelFileError(f"mnn: {here}: op type {type_name} is not supported by mnn")
         try:

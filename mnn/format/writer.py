@@ -13,7 +13,7 @@ import numpy as np
 from .. import _version
 from ..express import graph as _graph
 from ..express.var import Var
-from . import map_math, map_nn, map_shape  # noqa: F401 - they fill ENCODERS
+from . import map_control, map_math, map_nn, map_shape  # noqa: F401 - fill ENCODERS
 from .errors import ModelFileError
 from .external import ExternalWriter
 from .flat import encode
@@ -63,7 +63,7 @@ class EncodeOptions:
 class EncodeContext:
     """Collects ops and tensors while encoders write a graph."""
 
-    def __init__(self, options=None):
+    def __init__(self, options=None, root=None):
         self.options = options or EncodeOptions()
         self.ops = []
         self.names = []
@@ -71,7 +71,45 @@ class EncodeContext:
         self.taken = set()
         self.preferred = {}
         self.c4 = {}
-        self.external = ExternalWriter() if self.options.external_data else None
+        # Subgraphs (of if/while ops, at any depth) all go to the root's Net.subgraphs.
+        self.root = root or self
+        self.subgraph_protos = []
+        self.subgraph_done = {}
+        if root is not None:
+            self.external = root.external
+        else:
+            self.external = ExternalWriter() if self.options.external_data else None
+
+    def subgraph(self, sub):
+        """Name of the ``SubGraphProto`` written for Subgraph ``sub`` (written once)."""
+        root = self.root
+        key = id(sub)
+        if key not in root.subgraph_done:
+            child = EncodeContext(self.options, root)
+            for var in sub.inputs:
+                if (var.expr.id, var.index) not in child.index:
+                    ENCODERS["placeholder"](child, var.expr)
+            _encode_graph(child, [(None, v) for v in sub.outputs])
+            taken = {p["name"] for p in root.subgraph_protos}
+            name, k = sub.name, 1
+            while name in taken:
+                name = f"{sub.name}__{k}"
+                k += 1
+            ins = [child.tensor(v) for v in sub.inputs]
+            outs = [child.tensor(v) for v in sub.outputs]
+            root.subgraph_protos.append({
+                "name": name, "inputs": np.asarray(ins, np.int32),
+                "outputs": np.asarray(outs, np.int32), "tensors": child.names,
+                "nodes": child.ops})
+            root.subgraph_done[key] = (name, [child.names[i] for i in ins],
+                                       [child.names[i] for i in outs])
+        return root.subgraph_done[key][0]
+
+    def subgraph_names(self, sub, which):
+        """Tensor names of ``sub``'s ``"inputs"`` or ``"outputs"`` inside its proto."""
+        self.subgraph(sub)
+        name, ins, outs = self.root.subgraph_done[id(sub)]
+        return ins if which == "inputs" else outs
 
     def fail(self, expr, message):
         raise ModelFileError(f"mnn: cannot write op {expr.op_type} ({expr.name or expr.id}): "
@@ -219,10 +257,25 @@ def graph_to_net(outputs, options=None, biz_code="MNN"):
     if not named:
         raise ModelFileError("mnn: save: no output Vars to write")
     ctx = EncodeContext(options)
+    _encode_graph(ctx, named)
+    out_names = [ctx.names[ctx.tensor(v)] for _, v in named]
+    net = {"bizCode": str(biz_code), "oplists": ctx.ops, "outputName": out_names,
+           "tensorName": ctx.names, "sourceType": _SOURCE_ONNX, "usage": 0,
+           "extraInfo": {"name": "mnn", "version": _version.__version__},
+           "mnn_uuid": str(uuid.uuid4())}
+    if ctx.subgraph_protos:
+        net["subgraphs"] = ctx.subgraph_protos
+    return net, ctx
+
+
+def _encode_graph(ctx, named):
+    """Write every Expr above the ``(name or None, Var)`` pairs ``named`` into ``ctx``."""
     for name, var in named:
         if name is not None:
             ctx.preferred[(var.expr.id, var.index)] = name
     for expr in _topological([v for _, v in named]):
+        if any((expr.id, i) in ctx.index for i in range(len(expr.outputs))):
+            continue  # written already (a subgraph's inputs come first)
         if expr.kind == "op":
             # Shapes may have changed since the graph was built (resize): refresh them.
             expr.refresh_metas()
@@ -231,12 +284,6 @@ def graph_to_net(outputs, options=None, biz_code="MNN"):
             raise ModelFileError(f"mnn: cannot write op {expr.op_type!r} to a .mnn file: no "
                                  "MNN op maps to it")
         encode_expr(ctx, expr)
-    out_names = [ctx.names[ctx.tensor(v)] for _, v in named]
-    net = {"bizCode": str(biz_code), "oplists": ctx.ops, "outputName": out_names,
-           "tensorName": ctx.names, "sourceType": _SOURCE_ONNX, "usage": 0,
-           "extraInfo": {"name": "mnn", "version": _version.__version__},
-           "mnn_uuid": str(uuid.uuid4())}
-    return net, ctx
 
 
 def write_model(outputs, path=None, options=None, biz_code="MNN"):
