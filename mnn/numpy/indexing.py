@@ -204,30 +204,34 @@ def _target(a, name):
 
 def put(a, ind, v, mode="raise"):
     """Write ``v`` at flat indices ``ind`` of the Var ``a`` (``a`` is rebound)."""
-    a.replace(_ned.put(_target(a, "put"), asvar(ind), asvar(v), mode))
+    target = _target(a, "put")
+    a.replace(_ned.put(target, asvar(ind), asvar(v), mode))
 
 
 def putmask(a, mask, values):
     """Write ``values`` (cycled by position) where ``mask`` is true (``a`` is
     rebound)."""
-    a.replace(_ned.putmask(_target(a, "putmask"), asvar(mask), asvar(values)))
+    target = _target(a, "putmask")
+    a.replace(_ned.putmask(target, asvar(mask), asvar(values)))
 
 
 def place(arr, mask, vals):
     """Write ``vals`` in order into the true positions of ``mask`` (``arr`` is
     rebound)."""
-    arr.replace(_ned.place(_target(arr, "place"), asvar(mask), asvar(vals)))
+    target = _target(arr, "place")
+    arr.replace(_ned.place(target, asvar(mask), asvar(vals)))
 
 
 def fill_diagonal(a, val, wrap=False):
     """Set the main diagonal of the Var ``a`` to ``val`` (``a`` is rebound)."""
-    a.replace(_ned.fill_diagonal(_target(a, "fill_diagonal"), asvar(val), wrap))
+    target = _target(a, "fill_diagonal")
+    a.replace(_ned.fill_diagonal(target, asvar(val), wrap))
 
 
 def put_along_axis(arr, indices, values, axis):
     """Write ``values`` at ``indices`` along ``axis`` (``arr`` is rebound)."""
-    arr.replace(_ned.put_along_axis(_target(arr, "put_along_axis"), asvar(indices),
-                                    asvar(values), axis))
+    target = _target(arr, "put_along_axis")
+    arr.replace(_ned.put_along_axis(target, asvar(indices), asvar(values), axis))
 
 
 def _values(x):
