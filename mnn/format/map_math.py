@@ -57,6 +57,14 @@ def _apply1(name, inputs, **attrs):
 
 @decoder("BinaryOp")
 def _decode_binary(ctx, op, inputs):
+    out = _decode_binary_op(ctx, op, inputs)
+    # MNN's converter fuses a ReLU that follows the op into it (activationType 1).
+    if (ctx.param(op, "BinaryOp").get("activationType") or 0) == 1:
+        out = [ew.maximum(v, 0) for v in out]
+    return out
+
+
+def _decode_binary_op(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2)
     code = ctx.param(op, "BinaryOp")["opType"]
     x, y = inputs

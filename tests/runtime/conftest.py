@@ -1,15 +1,16 @@
 """Fixtures of the runtime tests (the models themselves: runtime_models.py)."""
 import pytest
 
-from runtime_models import (conv_model, convert_with_wheel, elementwise_model, if_model,
-                            loop_model)
+from runtime_models import (add_relu_model, conv_model, convert_with_wheel, elementwise_model,
+                            if_model, loop_model)
 
 
 @pytest.fixture(scope="session")
 def wheel_models(tmp_path_factory):
     """name -> (onnx path, mnn path), converted lazily by the wheel."""
     root = tmp_path_factory.mktemp("wheel_models")
-    makers = {"elementwise": elementwise_model, "if": if_model, "loop": loop_model,
+    makers = {"elementwise": elementwise_model, "add_relu": add_relu_model, "if": if_model,
+              "loop": loop_model,
               "conv": conv_model}
     cache = {}
 

@@ -59,6 +59,16 @@ def elementwise_model():
     return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
 
 
+def add_relu_model():
+    """y = relu(x + b): MNN's converter fuses the ReLU into the BinaryOp."""
+    _, h, T, nh = _onnx()
+    g = h.make_graph(
+        [h.make_node("Add", ["x", "b"], ["a"]), h.make_node("Relu", ["a"], ["y"])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 3])], [nh.from_array(ELEMENTWISE_B, "b")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
 def if_model():
     """out = (sum(x) > 0) ? x * 2 + 1 : x - 3 (the branches read x from the outer scope)."""
     _, h, T, nh = _onnx()

@@ -27,6 +27,14 @@ def test_elementwise_module_matches_wheel(wheel_models):
     np.testing.assert_allclose(from_bytes.forward([x, x2])[1].read(), want[1], rtol=1e-5)
 
 
+def test_fused_binary_relu_matches_wheel(wheel_models):
+    _, path = wheel_models("add_relu")
+    x = RNG.standard_normal((2, 3)).astype(f32)
+    want = wheel_module_outputs(path, [x])[0]
+    np.testing.assert_allclose(want, np.maximum(x + ELEMENTWISE_B, 0), rtol=1e-6)
+    np.testing.assert_allclose(_ours(path).forward(x).read(), want, rtol=1e-6)
+
+
 def test_named_inputs_outputs_and_info_match_wheel(wheel_models):
     MNN = pytest.importorskip("MNN")
     _, path = wheel_models("elementwise")
