@@ -5,7 +5,8 @@ Op attributes (plain values, ONNX order, height first; see :mod:`.nn_common`):
 - ``strides`` ``(sh, sw)``, ``dilations`` ``(dh, dw)``, ``pads`` ``(top, left, bottom,
   right)``, ``group`` int, ``padding_mode`` int (:class:`~mnn.express.enums.Padding_Mode`;
   ``SAME`` pads are recomputed from the input size).
-- ``conv2d``: inputs ``x (N, C, H, W)``, ``w (O, C/group, KH, KW)``, optional ``b (O,)``.
+- ``conv2d``: inputs ``x (N, C, H, W)``, ``w (O, C/group, KH, KW)``, optional ``b (O,)``;
+  optional ``clamp`` ``(low, high)``: a fused relu ``(0, inf)`` / relu6 ``(0, 6)``.
 - ``conv2d_backprop_input``: inputs ``dy (N, O, OH, OW)``, ``w``; attribute ``input_hw``
   ``(H, W)``: the input gradient of conv2d. ``conv2d_transpose`` is this op (its weight
   ``(Cin, Cout/group, KH, KW)`` is conv2d's weight read the other way) plus a bias.
@@ -77,7 +78,7 @@ def _attrs_ok(strides, dilations, kernel=None):
 # conv2d
 
 
-def _conv2d_infer(metas, strides, pads, dilations, group, padding_mode):
+def _conv2d_infer(metas, strides, pads, dilations, group, padding_mode, clamp=None):
     x, w = metas[0], metas[1]
     dtype = nc.float_dtype(metas, "conv2d")
     if len(x.shape) != 4:
@@ -87,10 +88,12 @@ def _conv2d_infer(metas, strides, pads, dilations, group, padding_mode):
         raise OpError(f"bias must have shape [{w.shape[0]}], got {list(metas[2].shape)}")
     _attrs_ok(strides, dilations, w.shape[2:])
     _, out_hw = _geometry(x.shape[2:], w.shape[2:], strides, pads, dilations, padding_mode)
+    if clamp is not None and not (len(clamp) == 2 and clamp[0] <= clamp[1]):
+        raise OpError(f"clamp must be (low, high) with low <= high, got {clamp}")
     return [((x.shape[0], w.shape[0]) + out_hw, dtype)]
 
 
-def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode):
+def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp=None):
     x, w = nc.c_array(arrays[0]), nc.c_array(arrays[1])
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -102,11 +105,12 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode):
         bias = np.zeros(o, x.dtype)
     y = np.empty((n, o, oh, ow), x.dtype)
     if _is_depthwise(c, w.shape, group):
+        lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
         _dw_k.forward(x, w.reshape(o, kh, kw), bias, y, strides[0], strides[1], pads[0],
-                      pads[1], dilations[0], dilations[1], nt)
+                      pads[1], dilations[0], dilations[1], nt, lo, hi)
         return y
     if _use_winograd(x.shape, w.shape, strides, dilations, group):
-        _winograd(x, w, bias, y, pads, nt)
+        _winograd(x, w, bias, y, pads, nt, clamp)
         return y
     # Start from the bias and accumulate the product onto it (beta = 1).
     y[...] = bias[None, :, None, None]
@@ -126,6 +130,9 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode):
         for g in range(group):
             _gemm_k.gemm(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
                          y3[i, g * og:(g + 1) * og], False, False, 1.0, 1.0)
+        if clamp is not None:
+            # While this image's output is still in cache.
+            np.clip(y3[i], clamp[0], clamp[1], out=y3[i])
     return y
 
 
@@ -180,11 +187,20 @@ def _winograd(x, w, bias, y, pads, nt, clamp=None):
     _wino_k.output_transform(m, y, bias, th, tw, nt, lo, hi)
 
 
-def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, padding_mode):
+def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, padding_mode,
+                 clamp=None):
     from .reduce import reduce_sum
 
     x, w = inputs[0], inputs[1]
     g = grads[0]
+    if clamp is not None:
+        # The fused clamp passes gradient only where it did not clip.
+        from .creation import zeros_like
+        from .elementwise import greater, less, logical_and
+        from .selection import select
+
+        y = outputs[0]
+        g = select(logical_and(greater(y, clamp[0]), less(y, clamp[1])), g, zeros_like(g))
     attrs = dict(strides=strides, pads=pads, dilations=dilations, group=group,
                  padding_mode=padding_mode)
     dx = apply("conv2d_backprop_input", [g, w], input_hw=tuple(x.shape[2:]), **attrs)[0]
@@ -346,8 +362,11 @@ def _conv_attrs(stride, padding, dilate, group, padding_mode):
                 padding_mode=mode)
 
 
+_ACTIVATIONS = {None: None, "relu": (0.0, float("inf")), "relu6": (0.0, 6.0)}
+
+
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  # noqa: A002
-           dilate=(1, 1), group=1, padding_mode=Padding_Mode.VALID):
+           dilate=(1, 1), group=1, padding_mode=Padding_Mode.VALID, activation=None):
     """2-D convolution of an NCHW input (MNN's ``conv2d``).
 
     Parameters
@@ -367,6 +386,9 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  # noqa: A00
         Channel groups; ``group == C`` with one input channel per group is depthwise.
     padding_mode : Padding_Mode
         ``VALID`` (explicit pads), ``CAFFE`` (explicit pads) or ``SAME``.
+    activation : {None, "relu", "relu6"}
+        A fused activation (MNN's conv relu/relu6 flags): the op clamps its output to
+        ``(0, inf)`` or ``(0, 6)`` (attribute ``clamp``) while it is in cache.
 
     Returns
     -------
@@ -376,8 +398,13 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  # noqa: A00
     inputs = [to_var(input), to_var(weight)]
     if bias is not None:
         inputs.append(to_var(bias))
-    return apply("conv2d", inputs, **_conv_attrs(stride, padding, dilate, group,
-                                                  padding_mode))[0]
+    if activation not in _ACTIVATIONS:
+        raise OpError(f"conv2d: activation must be None, 'relu' or 'relu6', got "
+                      f"{activation!r}")
+    attrs = _conv_attrs(stride, padding, dilate, group, padding_mode)
+    if activation is not None:
+        attrs["clamp"] = _ACTIVATIONS[activation]
+    return apply("conv2d", inputs, **attrs)[0]
 
 
 def conv2d_backprop_input(grad, weight, input_hw, stride=(1, 1), padding=(0, 0),

@@ -191,3 +191,19 @@ def test_depthwise_stride1_dilated_matches_torch():
     y = F.conv2d(F.const(x), F.const(wt), None, padding=(2, 2), dilate=(2, 2), group=5)
     ref = TF.conv2d(torch.tensor(x), torch.tensor(wt), None, 1, 2, 2, 5).numpy()
     np.testing.assert_allclose(y.read(), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("act,ref_act", [("relu", TF.relu), ("relu6", TF.relu6)])
+@pytest.mark.parametrize("c,o,k,g", [(3, 5, 3, 1), (20, 18, 3, 1), (6, 6, 3, 6), (4, 8, 1, 1)])
+def test_conv2d_fused_activation_and_grads_match_torch(act, ref_act, c, o, k, g):
+    x = _data((1, c, 25, 24), np.float64) * 3
+    wt, b = _data((o, c // g, k, k), np.float64), _data(o, np.float64)
+    xv, wv, bv = F.const(x), F.const(wt), F.const(b)
+    y = F.conv2d(xv, wv, bv, padding=(k // 2, k // 2), group=g, activation=act)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
+    ty = ref_act(TF.conv2d(tx, tw, tb, 1, k // 2, 1, g))
+    np.testing.assert_allclose(y.read(), ty.detach().numpy(), rtol=1e-9, atol=1e-9)
+    ty.sum().backward()
+    grads = F.grad([F.reduce_sum(y)], [xv, wv, bv])
+    for ours, theirs in zip(grads, (tx, tw, tb)):
+        np.testing.assert_allclose(ours.read(), theirs.grad.numpy(), rtol=1e-9, atol=1e-9)
