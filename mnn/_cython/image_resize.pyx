@@ -1,0 +1,204 @@
+# cython: language_level=3
+"""Separable resampling kernels for mnn.cv.resize.
+
+A resize is two passes over tap tables built in Python: a horizontal pass turns each
+needed source row into ``dw`` filtered pixels, a vertical pass mixes ``K`` of those rows
+per output row. Tables hold source indices already clamped into the image, so the
+kernels never read out of bounds. Inner loops walk raw row pointers so the compiler can
+vectorise them.
+
+uint8 with fixed-point weights (OpenCV's 11-bit coefficients) follows OpenCV's integer
+rounding: the horizontal sums stay exact and the vertical pass rounds once,
+``(sum + 2^21) >> 22``.
+"""
+from cython.parallel cimport prange
+from libc.math cimport lrintf
+
+ctypedef fused src_t:
+    unsigned char
+    unsigned short
+    short
+    float
+    double
+
+ctypedef fused out_t:
+    unsigned char
+    unsigned short
+    short
+    float
+    double
+
+
+cdef inline void _hrow2_u8(const unsigned char* row, int* out, const int* xo, const int* wt,
+                           Py_ssize_t dw, Py_ssize_t cn) noexcept nogil:
+    # Two taps per output pixel; called with a literal cn so the channel loop unrolls.
+    cdef Py_ssize_t x, c, o0, o1
+    cdef int w0, w1
+    for x in range(dw):
+        o0 = xo[2 * x] * cn
+        o1 = xo[2 * x + 1] * cn
+        w0 = wt[2 * x]
+        w1 = wt[2 * x + 1]
+        for c in range(cn):
+            out[x * cn + c] = row[o0 + c] * w0 + row[o1 + c] * w1
+
+
+cdef inline void _hrow2_f(const float* row, float* out, const int* xo, const float* wt,
+                          Py_ssize_t dw, Py_ssize_t cn) noexcept nogil:
+    cdef Py_ssize_t x, c, o0, o1
+    cdef float w0, w1
+    for x in range(dw):
+        o0 = xo[2 * x] * cn
+        o1 = xo[2 * x + 1] * cn
+        w0 = wt[2 * x]
+        w1 = wt[2 * x + 1]
+        for c in range(cn):
+            out[x * cn + c] = row[o0 + c] * w0 + row[o1 + c] * w1
+
+
+def hpass_u8_fixed(const unsigned char[:, :, ::1] src, const int[::1] rows,
+                   const int[:, ::1] xofs, const int[:, ::1] xw, int[:, :, ::1] tmp,
+                   int nthreads):
+    """tmp[i, x, c] = sum_k xw[x, k] * src[rows[i], xofs[x, k], c] (exact integers)."""
+    cdef Py_ssize_t n = rows.shape[0], dw = xofs.shape[0], K = xofs.shape[1]
+    cdef Py_ssize_t cn = src.shape[2], i, x, k, c, o0, o1
+    cdef const int* xo = &xofs[0, 0]
+    cdef const int* wt = &xw[0, 0]
+    cdef const unsigned char* row
+    cdef int* out
+    cdef int acc, w0, w1
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+        row = &src[rows[i], 0, 0]
+        out = &tmp[i, 0, 0]
+        if K == 2 and cn == 3:
+            _hrow2_u8(row, out, xo, wt, dw, 3)
+        elif K == 2 and cn == 1:
+            _hrow2_u8(row, out, xo, wt, dw, 1)
+        elif K == 2 and cn == 4:
+            _hrow2_u8(row, out, xo, wt, dw, 4)
+        elif K == 2:
+            _hrow2_u8(row, out, xo, wt, dw, cn)
+        else:
+            for x in range(dw):
+                for c in range(cn):
+                    acc = 0
+                    for k in range(K):
+                        acc = acc + wt[x * K + k] * row[xo[x * K + k] * cn + c]
+                    out[x * cn + c] = acc
+
+
+def vpass_u8_fixed(const int[:, :, ::1] tmp, const int[:, ::1] yofs, const int[:, ::1] yw,
+                   unsigned char[:, :, ::1] dst, int nthreads):
+    """dst[y, x, c] = clamp((sum_k yw[y, k] * tmp[yofs[y, k], x, c] + 2^21) >> 22)."""
+    cdef Py_ssize_t dh = dst.shape[0], m = dst.shape[1] * dst.shape[2]
+    cdef Py_ssize_t K = yofs.shape[1], y, j, k, plane = tmp.shape[1] * tmp.shape[2]
+    cdef const int* base = &tmp[0, 0, 0]
+    cdef const int* r0
+    cdef const int* r1
+    cdef const int* r2
+    cdef const int* r3
+    cdef unsigned char* out
+    cdef int w0, w1, v
+    cdef long long acc
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+        out = &dst[y, 0, 0]
+        if K == 2:
+            # Linear weights sum to 2^11 and rows hold at most 255 * 2^11: int32 is exact.
+            r0 = base + yofs[y, 0] * plane
+            r1 = base + yofs[y, 1] * plane
+            w0 = yw[y, 0]
+            w1 = yw[y, 1]
+            for j in range(m):
+                v = (r0[j] * w0 + r1[j] * w1 + (1 << 21)) >> 22
+                out[j] = <unsigned char>(0 if v < 0 else (255 if v > 255 else v))
+        elif K == 4:
+            r0 = base + yofs[y, 0] * plane
+            r1 = base + yofs[y, 1] * plane
+            r2 = base + yofs[y, 2] * plane
+            r3 = base + yofs[y, 3] * plane
+            for j in range(m):
+                acc = (<long long>r0[j] * yw[y, 0] + <long long>r1[j] * yw[y, 1]
+                       + <long long>r2[j] * yw[y, 2] + <long long>r3[j] * yw[y, 3] + (1 << 21))
+                acc = acc >> 22
+                out[j] = <unsigned char>(0 if acc < 0 else (255 if acc > 255 else acc))
+        else:
+            for j in range(m):
+                acc = 0
+                for k in range(K):
+                    acc = acc + <long long>yw[y, k] * base[yofs[y, k] * plane + j]
+                acc = (acc + (1 << 21)) >> 22
+                out[j] = <unsigned char>(0 if acc < 0 else (255 if acc > 255 else acc))
+
+
+def hpass_float(const src_t[:, :, ::1] src, const int[::1] rows, const int[:, ::1] xofs,
+                const float[:, ::1] xw, float[:, :, ::1] tmp, int nthreads):
+    """tmp[i, x, c] = sum_k xw[x, k] * src[rows[i], xofs[x, k], c] in float."""
+    cdef Py_ssize_t n = rows.shape[0], dw = xofs.shape[0], K = xofs.shape[1]
+    cdef Py_ssize_t cn = src.shape[2], i, x, k, c, o0, o1
+    cdef const int* xo = &xofs[0, 0]
+    cdef const float* wt = &xw[0, 0]
+    cdef const src_t* row
+    cdef float* out
+    cdef float acc, w0, w1
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+        row = &src[rows[i], 0, 0]
+        out = &tmp[i, 0, 0]
+        if src_t is float and K == 2 and cn == 3:
+            _hrow2_f(row, out, xo, wt, dw, 3)
+        elif src_t is float and K == 2 and cn == 1:
+            _hrow2_f(row, out, xo, wt, dw, 1)
+        elif K == 2:
+            for x in range(dw):
+                o0 = xo[2 * x] * cn
+                o1 = xo[2 * x + 1] * cn
+                w0 = wt[2 * x]
+                w1 = wt[2 * x + 1]
+                for c in range(cn):
+                    out[x * cn + c] = <float>row[o0 + c] * w0 + <float>row[o1 + c] * w1
+        else:
+            for x in range(dw):
+                for c in range(cn):
+                    acc = 0
+                    for k in range(K):
+                        acc = acc + wt[x * K + k] * <float>row[xo[x * K + k] * cn + c]
+                    out[x * cn + c] = acc
+
+
+def vpass_float(const float[:, :, ::1] tmp, const int[:, ::1] yofs, const float[:, ::1] yw,
+                out_t[:, :, ::1] dst, double lo, double hi, int nthreads):
+    """dst = sum_k yw[y, k] * tmp[yofs[y, k]], rounded and clamped to [lo, hi] for ints."""
+    cdef Py_ssize_t dh = dst.shape[0], m = dst.shape[1] * dst.shape[2]
+    cdef Py_ssize_t K = yofs.shape[1], y, j, k, plane = tmp.shape[1] * tmp.shape[2]
+    cdef const float* base = &tmp[0, 0, 0]
+    cdef out_t* out
+    cdef float acc, flo = <float>lo, fhi = <float>hi
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+        out = &dst[y, 0, 0]
+        for j in range(m):
+            if K == 2:
+                acc = (yw[y, 0] * base[yofs[y, 0] * plane + j]
+                       + yw[y, 1] * base[yofs[y, 1] * plane + j])
+            else:
+                acc = 0
+                for k in range(K):
+                    acc = acc + yw[y, k] * base[yofs[y, k] * plane + j]
+            if out_t is float or out_t is double:
+                out[j] = <out_t>acc
+            else:
+                acc = <float>lrintf(acc)
+                out[j] = <out_t>(flo if acc < flo else (fhi if acc > fhi else acc))
+
+
+def gather(const src_t[:, :, ::1] src, const int[::1] ys, const int[::1] xs,
+           src_t[:, :, ::1] dst, int nthreads):
+    """dst[y, x] = src[ys[y], xs[x]] (nearest-neighbour resampling)."""
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], cn = dst.shape[2], y, x, c, sx
+    cdef const src_t* row
+    cdef src_t* out
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+        row = &src[ys[y], 0, 0]
+        out = &dst[y, 0, 0]
+        for x in range(dw):
+            sx = xs[x] * cn
+            for c in range(cn):
+                out[x * cn + c] = row[sx + c]

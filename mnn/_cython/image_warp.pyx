@@ -1,0 +1,266 @@
+# cython: language_level=3
+"""Geometric warping kernels (warpAffine, warpPerspective, remap) for mnn.cv.
+
+Each destination row first gets its source positions, then every pixel mixes a K x K
+source neighbourhood (K = 1, 2, 4 or 8). Two position forms, as OpenCV 5 uses them:
+
+* float positions (nearest, bilinear, bicubic): weights are computed per pixel from the
+  exact fractional position;
+* 1/32-pixel fixed-point positions (Lanczos and fixed-point maps): weights come from a
+  table with ``K * K`` entries per fraction pair, 15-bit integers for uint8.
+
+Neighbours outside the image follow the border mode; reads are always clamped or
+replaced, never out of bounds.
+"""
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, free
+from libc.math cimport lrint, floor, isnan
+
+ctypedef unsigned char uchar
+
+ctypedef fused pix_t:
+    uchar
+    unsigned short
+    short
+    float
+    double
+
+cdef enum:
+    BORDER_CONSTANT = 0
+    BORDER_REPLICATE = 1
+    BORDER_REFLECT = 2
+    BORDER_WRAP = 3
+    BORDER_REFLECT_101 = 4
+    BORDER_TRANSPARENT = 5
+
+# Positions beyond this many pixels are all equally outside; clamping keeps integer
+# conversions and neighbourhood sums far from overflow.
+cdef double FAR = 1e7
+
+
+cdef inline Py_ssize_t border_index(Py_ssize_t p, Py_ssize_t n, int mode) noexcept nogil:
+    """Map p into [0, n) by the border rule, or -1 for a constant border."""
+    cdef Py_ssize_t period
+    if 0 <= p < n:
+        return p
+    if mode == BORDER_REPLICATE:
+        return 0 if p < 0 else n - 1
+    if mode == BORDER_WRAP:
+        p = p % n
+        return p + n if p < 0 else p
+    if mode == BORDER_REFLECT:
+        period = 2 * n
+        p = p % period
+        if p < 0:
+            p += period
+        return period - 1 - p if p >= n else p
+    if mode == BORDER_REFLECT_101:
+        if n == 1:
+            return 0
+        period = 2 * (n - 1)
+        p = p % period
+        if p < 0:
+            p += period
+        return period - p if p >= n else p
+    return -1
+
+
+cdef inline double clamp_pos(double v) noexcept nogil:
+    if isnan(v):
+        return -FAR
+    return -FAR if v < -FAR else (FAR if v > FAR else v)
+
+
+cdef inline void float_coords(int mode, Py_ssize_t y, Py_ssize_t dw, const double* m,
+                              const float* mx, const float* my, double* xs,
+                              double* ys) noexcept nogil:
+    """Exact source positions of destination row y."""
+    cdef Py_ssize_t x
+    cdef double w
+    if mode == 0:
+        for x in range(dw):
+            xs[x] = clamp_pos(m[0] * x + m[1] * y + m[2])
+            ys[x] = clamp_pos(m[3] * x + m[4] * y + m[5])
+    elif mode == 1:
+        for x in range(dw):
+            w = m[6] * x + m[7] * y + m[8]
+            w = 1.0 / w if w != 0 else 0.0
+            xs[x] = clamp_pos((m[0] * x + m[1] * y + m[2]) * w)
+            ys[x] = clamp_pos((m[3] * x + m[4] * y + m[5]) * w)
+    else:
+        for x in range(dw):
+            xs[x] = clamp_pos(mx[y * dw + x])
+            ys[x] = clamp_pos(my[y * dw + x])
+
+
+cdef inline void fixed_coords(int mode, Py_ssize_t y, Py_ssize_t dw, const int* adelta,
+                              const int* bdelta, const int* x0, const int* y0,
+                              const double* m, const int* mx, const int* my, int* xs,
+                              int* ys) noexcept nogil:
+    """Source positions of destination row y in 1/32 pixel (OpenCV's fixed point)."""
+    cdef Py_ssize_t x
+    cdef double w
+    if mode == 0:
+        for x in range(dw):
+            xs[x] = <int>((<long long>x0[y] + adelta[x]) >> 5)
+            ys[x] = <int>((<long long>y0[y] + bdelta[x]) >> 5)
+    elif mode == 1:
+        for x in range(dw):
+            w = m[6] * x + m[7] * y + m[8]
+            w = 32.0 / w if w != 0 else 0.0
+            xs[x] = <int>lrint(clamp_pos((m[0] * x + m[1] * y + m[2]) * w))
+            ys[x] = <int>lrint(clamp_pos((m[3] * x + m[4] * y + m[5]) * w))
+    else:
+        for x in range(dw):
+            xs[x] = mx[y * dw + x]
+            ys[x] = my[y * dw + x]
+
+
+cdef inline void kernel_weights(int ksize, double f, double* w) noexcept nogil:
+    """1-D weights at fraction f: bilinear, or bicubic with OpenCV's A = -0.75."""
+    cdef double a = -0.75, t
+    if ksize == 2:
+        w[0] = 1.0 - f
+        w[1] = f
+    else:
+        t = f + 1.0
+        w[0] = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+        w[1] = ((a + 2) * f - (a + 3)) * f * f + 1
+        t = 1.0 - f
+        w[2] = ((a + 2) * t - (a + 3)) * t * t + 1
+        w[3] = 1.0 - w[0] - w[1] - w[2]
+
+
+def warp(const pix_t[:, :, ::1] src, pix_t[:, :, ::1] dst, int mode, int fixed,
+         const int[::1] adelta, const int[::1] bdelta, const int[::1] x0, const int[::1] y0,
+         const double[::1] matrix, const float[:, ::1] fmapx, const float[:, ::1] fmapy,
+         const int[:, ::1] imapx, const int[:, ::1] imapy, int ksize, int border,
+         const double[::1] bval, const int[::1] itab, const float[::1] ftab, double lo,
+         double hi, int nthreads):
+    """Sample ``src`` at the source position of each ``dst`` pixel.
+
+    mode 0: affine (``matrix`` holds the 2x3 destination -> source map; with ``fixed`` the
+    positions are x0[y] + adelta[x] and y0[y] + bdelta[x] in 1/1024 pixel); mode 1:
+    perspective with the 3x3 ``matrix``; mode 2: explicit maps (float ``fmapx/fmapy`` in
+    pixels, or with ``fixed`` int ``imapx/imapy`` in 1/32 pixel). ``ksize`` 1 is nearest
+    (float positions rounded), 2 bilinear, 4 bicubic, 8 Lanczos (fixed positions only).
+    """
+    cdef Py_ssize_t h = src.shape[0], w = src.shape[1], cn = src.shape[2]
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], y, x, c, i, j, half
+    cdef Py_ssize_t sx, sy, px, py, kk = ksize * ksize
+    cdef double* fxs
+    cdef double* fys
+    cdef int* ixs
+    cdef int* iys
+    cdef double* wx
+    cdef double* wy
+    cdef double fac, v, posx, posy, fl
+    cdef long long iac
+    cdef int fidx, bmode
+    cdef bint inside, outside
+    cdef const pix_t* s = &src[0, 0, 0]
+    cdef pix_t* d
+    cdef const int* ad = &adelta[0]
+    cdef const int* bd = &bdelta[0]
+    cdef const int* xr = &x0[0]
+    cdef const int* yr = &y0[0]
+    cdef const double* mt = &matrix[0]
+    cdef const float* fmx = &fmapx[0, 0]
+    cdef const float* fmy = &fmapy[0, 0]
+    cdef const int* imx = &imapx[0, 0]
+    cdef const int* imy = &imapy[0, 0]
+    cdef const int* itp = &itab[0]
+    cdef const float* ftp = &ftab[0]
+    cdef const double* bv = &bval[0]
+    half = (ksize - 1) // 2 if ksize > 1 else 0
+    with nogil, parallel(num_threads=nthreads):
+        fxs = <double*>malloc(dw * sizeof(double))
+        fys = <double*>malloc(dw * sizeof(double))
+        ixs = <int*>malloc(dw * sizeof(int))
+        iys = <int*>malloc(dw * sizeof(int))
+        wx = <double*>malloc(8 * sizeof(double))
+        wy = <double*>malloc(8 * sizeof(double))
+        for y in prange(dh, schedule="static"):
+            if fixed:
+                fixed_coords(mode, y, dw, ad, bd, xr, yr, mt, imx, imy, ixs, iys)
+            else:
+                float_coords(mode, y, dw, mt, fmx, fmy, fxs, fys)
+            d = &dst[y, 0, 0]
+            for x in range(dw):
+                fidx = 0
+                if fixed:
+                    sx = (ixs[x] >> 5) - half
+                    sy = (iys[x] >> 5) - half
+                    fidx = ((iys[x] & 31) * 32 + (ixs[x] & 31)) * kk
+                elif ksize == 1:
+                    sx = lrint(fxs[x])
+                    sy = lrint(fys[x])
+                else:
+                    posx = floor(fxs[x])
+                    posy = floor(fys[x])
+                    sx = <Py_ssize_t>posx - half
+                    sy = <Py_ssize_t>posy - half
+                    kernel_weights(ksize, fxs[x] - posx, wx)
+                    kernel_weights(ksize, fys[x] - posy, wy)
+                inside = sx >= 0 and sy >= 0 and sx + ksize <= w and sy + ksize <= h
+                bmode = border
+                if not inside:
+                    outside = sx >= w or sy >= h or sx + ksize <= 0 or sy + ksize <= 0
+                    if border == BORDER_TRANSPARENT:
+                        # OpenCV's rules: exact-position kernels keep the destination where
+                        # the whole neighbourhood is outside and read the destination pixel
+                        # for outside taps; the table kernels keep it when the centre tap
+                        # (bilinear: any tap) is outside and reflect otherwise.
+                        if ksize == 1 or outside:
+                            continue
+                        if fixed:
+                            if ksize == 2 or not (0 <= sx + half < w and 0 <= sy + half < h):
+                                continue
+                            bmode = BORDER_REFLECT_101
+                    elif outside and border == BORDER_CONSTANT:
+                        for c in range(cn):
+                            d[x * cn + c] = <pix_t>bv[c if c < 4 else 3]
+                        continue
+                if ksize == 1:
+                    px = border_index(sx, w, border)
+                    py = border_index(sy, h, border)
+                    for c in range(cn):
+                        if px < 0 or py < 0:
+                            d[x * cn + c] = <pix_t>bv[c if c < 4 else 3]
+                        else:
+                            d[x * cn + c] = s[(py * w + px) * cn + c]
+                    continue
+                for c in range(cn):
+                    iac = 0
+                    fac = 0
+                    for i in range(ksize):
+                        py = sy + i if inside else border_index(sy + i, h, bmode)
+                        for j in range(ksize):
+                            px = sx + j if inside else border_index(sx + j, w, bmode)
+                            if px < 0 or py < 0:
+                                if bmode == BORDER_TRANSPARENT:
+                                    v = <double>d[x * cn + c]
+                                else:
+                                    v = bv[c if c < 4 else 3]
+                            else:
+                                v = <double>s[(py * w + px) * cn + c]
+                            if fixed and pix_t is uchar:
+                                iac = iac + <long long>itp[fidx + i * ksize + j] * <long long>v
+                            elif fixed:
+                                fac = fac + ftp[fidx + i * ksize + j] * v
+                            else:
+                                fac = fac + wy[i] * wx[j] * v
+                    if fixed and pix_t is uchar:
+                        iac = (iac + (1 << 14)) >> 15
+                        d[x * cn + c] = <uchar>(0 if iac < 0 else (255 if iac > 255 else iac))
+                    elif pix_t is float or pix_t is double:
+                        d[x * cn + c] = <pix_t>fac
+                    else:
+                        v = <double>lrint(fac)
+                        d[x * cn + c] = <pix_t>(lo if v < lo else (hi if v > hi else v))
+        free(fxs)
+        free(fys)
+        free(ixs)
+        free(iys)
+        free(wx)
+        free(wy)

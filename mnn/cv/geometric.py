@@ -1,0 +1,170 @@
+"""Resizing, flipping and rotating by multiples of 90 degrees (cv2's names and rules)."""
+import functools
+
+import numpy as np
+
+from . import _resize_tables as tables
+from . import constants as C
+from ._image import as_hwc, as_image, size_pair, threads, wrap
+from .._cython import image_resize as _k
+
+__all__ = ["resize", "flip", "rotate"]
+
+_RESIZE_MODES = (C.INTER_NEAREST, C.INTER_LINEAR, C.INTER_CUBIC, C.INTER_AREA,
+                 C.INTER_LANCZOS4, C.INTER_LINEAR_EXACT, C.INTER_NEAREST_EXACT)
+_RESIZE_DTYPES = (np.uint8, np.uint16, np.int16, np.float32, np.float64)
+
+
+def _axis_scales(ssize, dsize, factor):
+    # OpenCV: inv_scale = dsize / ssize unless the factor was given explicitly.
+    inv_scale = factor if factor > 0 else dsize / ssize
+    return 1.0 / inv_scale, inv_scale
+
+
+@functools.lru_cache(maxsize=64)
+def _axis_taps(ssize, dsize, factor, interpolation, use_area, fixed):
+    # Tables depend only on sizes and mode; repeated preprocessing reuses them.
+    scale, inv_scale = _axis_scales(ssize, dsize, factor)
+    if use_area:
+        offs, weights = tables.area(ssize, dsize, scale)
+    else:
+        offs, weights = tables.linear_like(ssize, dsize, scale, inv_scale, interpolation)
+    weights = tables.fixed_point(weights) if fixed else weights.astype(np.float32)
+    offs.setflags(write=False)
+    weights.setflags(write=False)
+    return offs, weights
+
+
+@functools.lru_cache(maxsize=64)
+def _row_tables(ssize, dsize, factor, interpolation, use_area, fixed):
+    # The source rows the vertical pass reads, and the taps renumbered into that list.
+    yofs, yw = _axis_taps(ssize, dsize, factor, interpolation, use_area, fixed)
+    rows = np.unique(yofs).astype(np.intc)
+    remapped = np.ascontiguousarray(np.searchsorted(rows, yofs).astype(np.intc))
+    rows.setflags(write=False)
+    remapped.setflags(write=False)
+    return rows, remapped, yw
+
+
+def _separable(src, dh, dw, xtab, ytab, fixed):
+    xofs, xw = xtab
+    rows, yofs, yw = ytab
+    cn = src.shape[2]
+    n = threads()
+    dst = np.empty((dh, dw, cn), dtype=src.dtype)
+    if fixed:
+        tmp = np.empty((len(rows), dw, cn), dtype=np.intc)
+        _k.hpass_u8_fixed(src, rows, xofs, xw, tmp, n)
+        _k.vpass_u8_fixed(tmp, yofs, yw, dst, n)
+        return dst
+    tmp = np.empty((len(rows), dw, cn), dtype=np.float32)
+    _k.hpass_float(src, rows, xofs, xw, tmp, n)
+    if dst.dtype.kind == "f":
+        lo, hi = 0.0, 0.0
+    else:
+        info = np.iinfo(dst.dtype)
+        lo, hi = float(info.min), float(info.max)
+    _k.vpass_float(tmp, yofs, yw, dst, lo, hi, n)
+    return dst
+
+
+def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=C.INTER_LINEAR):
+    """Resize an image (``cv2.resize``).
+
+    Parameters
+    ----------
+    src : ndarray or Var
+        HW, HWC or 1HWC image (uint8, uint16, int16, float32 or float64).
+    dsize : (int, int) or None
+        Output (width, height); ``(0, 0)`` or None to use ``fx`` and ``fy``.
+    dst : None
+        Accepted for cv2's positional order; must be None.
+    fx, fy : float
+        Scale factors along x and y, used when ``dsize`` is empty.
+    interpolation : int
+        ``INTER_NEAREST``, ``INTER_LINEAR`` (default), ``INTER_CUBIC``, ``INTER_AREA``,
+        ``INTER_LANCZOS4``, ``INTER_LINEAR_EXACT`` or ``INTER_NEAREST_EXACT``.
+
+    Returns
+    -------
+    ndarray or Var
+        The resized image, same dtype and channel count.
+
+    Notes
+    -----
+    Coordinates follow OpenCV (pixel centres aligned, ``x_src = (x + 0.5) / f - 0.5``);
+    uint8 images use OpenCV's 11-bit fixed-point weights, so results match cv2 to within
+    one level.
+    """
+    if dst is not None:
+        raise TypeError("mnn.cv.resize: dst must be None (the result is returned)")
+    arr, batch = as_image(src, "resize", dtypes=_RESIZE_DTYPES)
+    interpolation = int(interpolation)
+    if interpolation not in _RESIZE_MODES:
+        raise ValueError(f"mnn.cv.resize: unknown interpolation {interpolation}")
+    sh, sw = arr.shape[:2]
+    fx, fy = float(fx), float(fy)
+    dw, dh = (0, 0) if dsize is None else size_pair(dsize, "resize")
+    if dw == 0 or dh == 0:
+        if dw or dh:
+            raise ValueError(f"mnn.cv.resize: dsize {dsize!r} has one zero side")
+        if fx <= 0 or fy <= 0:
+            raise ValueError("mnn.cv.resize: give dsize, or positive fx and fy "
+                             f"(got dsize={dsize!r}, fx={fx}, fy={fy})")
+        dw, dh = int(round(sw * fx)), int(round(sh * fy))
+        if dw <= 0 or dh <= 0:
+            raise ValueError(f"mnn.cv.resize: fx={fx}, fy={fy} give an empty image")
+    else:
+        fx = fy = 0.0
+    hwc = as_hwc(arr)
+    if (dw, dh) == (sw, sh):
+        out = hwc.copy()
+    elif interpolation in (C.INTER_NEAREST, C.INTER_NEAREST_EXACT):
+        exact = interpolation == C.INTER_NEAREST_EXACT
+        xs = tables.nearest(sw, dw, _axis_scales(sw, dw, fx)[0], exact)
+        ys = tables.nearest(sh, dh, _axis_scales(sh, dh, fy)[0], exact)
+        out = np.empty((dh, dw, hwc.shape[2]), dtype=hwc.dtype)
+        _k.gather(hwc, ys, xs, out, threads())
+    else:
+        if interpolation == C.INTER_LINEAR_EXACT:
+            interpolation = C.INTER_LINEAR
+        sx_scale = _axis_scales(sw, dw, fx)[0]
+        sy_scale = _axis_scales(sh, dh, fy)[0]
+        use_area = interpolation == C.INTER_AREA and sx_scale >= 1 and sy_scale >= 1
+        fixed = hwc.dtype == np.uint8 and not use_area
+        xtab = _axis_taps(sw, dw, fx, interpolation, use_area, fixed)
+        ytab = _row_tables(sh, dh, fy, interpolation, use_area, fixed)
+        out = _separable(hwc, dh, dw, xtab, ytab, fixed)
+    if arr.ndim == 2:
+        out = out[:, :, 0]
+    return wrap(out, src, batch)
+
+
+def flip(src, flipCode):
+    """Flip around the x axis (0), the y axis (> 0) or both (< 0), as ``cv2.flip``."""
+    arr, batch = as_image(src, "flip")
+    code = int(flipCode)
+    if code == 0:
+        out = arr[::-1]
+    elif code > 0:
+        out = arr[:, ::-1]
+    else:
+        out = arr[::-1, ::-1]
+    return wrap(np.ascontiguousarray(out), src, batch)
+
+
+def rotate(src, rotateCode):
+    """Rotate by 90, 180 or 270 degrees (``ROTATE_90_CLOCKWISE``, ``ROTATE_180``,
+    ``ROTATE_90_COUNTERCLOCKWISE``)."""
+    arr, batch = as_image(src, "rotate")
+    code = int(rotateCode)
+    if code == C.ROTATE_90_CLOCKWISE:
+        out = np.rot90(arr, k=-1, axes=(0, 1))
+    elif code == C.ROTATE_180:
+        out = arr[::-1, ::-1]
+    elif code == C.ROTATE_90_COUNTERCLOCKWISE:
+        out = np.rot90(arr, k=1, axes=(0, 1))
+    else:
+        raise ValueError(f"mnn.cv.rotate: rotateCode must be ROTATE_90_CLOCKWISE (0), "
+                         f"ROTATE_180 (1) or ROTATE_90_COUNTERCLOCKWISE (2), got {code}")
+    return wrap(np.ascontiguousarray(out), src, batch)
