@@ -27,6 +27,8 @@ def _var(a):
     ("repeat", (2,), {"axis": 0}), ("swapaxes", (0, 1), {}), ("nonzero", (), {}),
     ("take", ([0, 5],), {}), ("diagonal", (), {}), ("trace", (), {}),
     ("tobytes", (), {}), ("compress", ([True, False, True],), {"axis": 0}),
+    ("argmax", (), {}), ("argmin", (0,), {}), ("argsort", (1,), {}),
+    ("cumsum", (), {}), ("cumprod", (1,), {}), ("argpartition", (2,), {}),
 ])
 def test_method_matches_numpy(method, args, kwargs):
     got = getattr(_var(x_np), method)(*args, **kwargs)
@@ -48,6 +50,20 @@ def test_properties_and_dot():
     assert_matches(v.dot(_var(x_np.T)), x_np.dot(x_np.T))
     assert_matches(_var(i_np).choose([x_np[0], x_np[1], x_np[2]], mode="clip"),
                    i_np.choose([x_np[0], x_np[1], x_np[2]], mode="clip"))
+
+
+def test_sort_and_partition_methods_work_in_place():
+    v = _var(x_np)
+    assert v.sort(axis=0) is v
+    np.testing.assert_array_equal(np.asarray(v), np.sort(x_np, axis=0))
+    v = _var(x_np)
+    v.partition(1)
+    got = np.asarray(v)
+    np.testing.assert_array_equal(got[:, 1], np.sort(x_np, axis=1)[:, 1])
+    sorted_v = _var(np.sort(x_np.ravel()))
+    assert_matches(sorted_v.searchsorted(x_np), np.searchsorted(np.sort(x_np.ravel()), x_np))
+    v = _var(x_np)
+    assert v.put([0], 7.0) is v and float(np.asarray(v)[0, 0]) == 7.0
 
 
 def test_reshape_zero_is_a_real_size():
