@@ -152,3 +152,20 @@ def test_bad_files_raise_clear_errors(tmp_path):
     junk.write_bytes(np.random.default_rng(0).integers(0, 256, 300, np.uint8).tobytes())
     with pytest.raises(ModelFileError):
         mnn.Interpreter(str(junk))
+
+
+def test_running_from_an_inner_tensor_and_saving_tensors(wheel_models):
+    _, path = wheel_models("elementwise")
+    r = RNG.standard_normal((2, 3)).astype(f32)
+    tail = _ours(path, ["r"], ["y"])  # "r" is the tanh output inside the model
+    np.testing.assert_allclose(tail.forward(r).read(), np.exp(r), rtol=1e-6)
+    it = mnn.Interpreter(path)
+    s = it.createSession({"saveTensors": ["r"]})
+    assert list(it.getSessionOutputAll(s)) == ["y", "z", "r"]
+    x = RNG.standard_normal((2, 3)).astype(f32)
+    it.getSessionInput(s, "x").copyFrom(x)
+    it.runSession(s)
+    np.testing.assert_allclose(it.getSessionOutput(s, "r").getNumpyData(),
+                               np.tanh(x + ELEMENTWISE_B), rtol=1e-5)
+    with pytest.raises(MnnError, match="unknown config keys"):
+        it.createSession({"numThreads": 2})
