@@ -63,3 +63,34 @@ def assert_matches(got, want, rtol=1e-5, atol=1e-6, exact_dtype=False, where="")
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
     else:
         np.testing.assert_array_equal(g, w, err_msg=where)
+
+
+def gradcheck(fn, arrays, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
+    """``F.grad`` of ``sum(fn(*vars) * w)`` against central differences (float64)."""
+    r = np.random.default_rng(seed)
+    holders = [F.placeholder(list(a.shape), dtype=np.float64) for a in arrays]
+    for h, a in zip(holders, arrays):
+        h.write(a)
+    out = fn(*holders)
+    weight = r.standard_normal(out.shape)
+    loss = F.reduce_sum(out * F.const(weight))
+    grads = F.grad(loss, holders)
+
+    def value(vals):
+        for h, a in zip(holders, vals):
+            h.write(a)
+        return float(np.sum(np.asarray(fn(*holders)) * weight))
+
+    for k, (a, g) in enumerate(zip(arrays, grads)):
+        for h, v in zip(holders, arrays):
+            h.write(v)
+        got = np.asarray(g)
+        want = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            plus = [v.copy() for v in arrays]
+            minus = [v.copy() for v in arrays]
+            plus[k][idx] += eps
+            minus[k][idx] -= eps
+            want[idx] = (value(plus) - value(minus)) / (2 * eps)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
+                                   err_msg=f"gradient of input {k}")
