@@ -53,9 +53,9 @@ def _encode_input(ctx, expr):
 
 
 def _blob_reader(ctx, op):
-    if ctx.external is None:
-        return None
-    return ctx.external.read
+    def read(offset, size, where):
+        return ctx.weights(op).read(offset, size, where)
+    return read
 
 
 @decoder("Const", "TrainableParam")

@@ -155,11 +155,29 @@ class DecodeContext:
         self.external = external
         self.subgraphs = subgraphs or {}
         self.building = set()
+        self.external_files = {}
 
     def fail(self, op, message):
         """Raise a ModelFileError naming the file, the op and its type."""
         raise ModelFileError(f"mnn: {self.source}: op {op.get('name')!r} "
                              f"({op.get('_type_name')}): {message}")
+
+    def weights(self, op):
+        """The external weight file of ``op``: its ``externalPath`` (which must stay inside
+        the model's folder) or the model's ``.weight`` file."""
+        if self.external is None:
+            self.fail(op, "weights are stored in an external file, which a model given as "
+                          "bytes cannot have")
+        path = op.get("externalPath")
+        if not path:
+            return self.external
+        from .external import ExternalWeights
+
+        where = f"op {op.get('name')!r}"
+        full = self.external.resolve(path, where)
+        if full not in self.external_files:
+            self.external_files[full] = ExternalWeights(full, self.external.model_name)
+        return self.external_files[full]
 
     def static(self, var):
         """The value of ``var`` when it is a constant, else None."""

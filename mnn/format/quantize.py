@@ -274,14 +274,12 @@ def conv_weights(ctx, op, p, out_c, limit):
     quan, ext = p.get("quanParameter"), p.get("external")
     bias = p.get("bias")
     if ext is not None and (quan is None or quan.get("buffer") is None) and len(ext) >= 2:
-        if ctx.external is None:
-            ctx.fail(op, "weights are in an external .weight file, which a model given as "
-                         "bytes cannot have")
+        weights = ctx.weights(op)
         offset = int(ext[0])
         sizes = [int(s) for s in ext[1:]]
         chunks, pos = [], offset
         for size in sizes:
-            chunks.append(ctx.external.read(pos, size, where) if size else b"")
+            chunks.append(weights.read(pos, size, where) if size else b"")
             pos += size
         if quan is None:
             weight = _f32(chunks[0])
@@ -351,11 +349,10 @@ def scale_arrays(ctx, op, p):
     scale, bias = p.get("scaleData"), p.get("biasData")
     ext = p.get("external")
     if ext is not None and scale is None and len(ext) >= 2:
-        if ctx.external is None:
-            ctx.fail(op, "scales are in an external .weight file")
-        scale = _f32(ctx.external.read(int(ext[0]), int(ext[1]), where))
+        weights = ctx.weights(op)
+        scale = _f32(weights.read(int(ext[0]), int(ext[1]), where))
         if len(ext) >= 3 and int(ext[2]):
-            bias = _f32(ctx.external.read(int(ext[0]) + int(ext[1]), int(ext[2]), where))
+            bias = _f32(weights.read(int(ext[0]) + int(ext[1]), int(ext[2]), where))
     if scale is None:
         ctx.fail(op, "has no scale values")
     scale = np.asarray(scale, np.float32)
@@ -383,12 +380,10 @@ def layer_norm_arrays(ctx, op, p):
     gamma, beta = p.get("gamma"), p.get("beta")
     ext = p.get("external")
     if ext is not None and gamma is None and len(ext) >= 2:
-        if ctx.external is None:
-            ctx.fail(op, "gamma and beta are in an external .weight file")
-        gamma = _f32(ctx.external.read(int(ext[0]), int(ext[1]), where)) if int(ext[1]) \
-            else None
+        weights = ctx.weights(op)
+        gamma = _f32(weights.read(int(ext[0]), int(ext[1]), where)) if int(ext[1]) else None
         if len(ext) >= 3 and int(ext[2]):
-            beta = _f32(ctx.external.read(int(ext[0]) + int(ext[1]), int(ext[2]), where))
+            beta = _f32(weights.read(int(ext[0]) + int(ext[1]), int(ext[2]), where))
     gamma = None if gamma is None or len(gamma) == 0 else np.asarray(gamma, np.float32)
     beta = None if beta is None or len(beta) == 0 else np.asarray(beta, np.float32)
     return gamma, beta

@@ -28,6 +28,9 @@ _NO_FOLD = {"RandomUniform", "RandomNormal", "Input", "Const", "TrainableParam"}
 # A file cannot name more tensors than this; a larger index is corruption, not a model.
 MAX_TENSORS = 1 << 24
 
+# Constant ops with more output elements than this are left to run time.
+MAX_FOLD = 1 << 24
+
 
 class LoadedGraph:
     """The express graph of a model file.
@@ -176,7 +179,8 @@ def _run_ops(ctx, oplist, names, where, overrides=None):
         if len(outs) < len(out_idx):
             raise ModelFileError(f"mnn: {here}: the file lists {len(out_idx)} outputs, the op "
                                  f"gives {len(outs)}")
-        if type_name not in _NO_FOLD and ins and all(v.expr.kind == "const" for v in ins):
+        if type_name not in _NO_FOLD and ins and all(v.expr.kind == "const" for v in ins) \
+                and all(_small(v) for v in outs):
             outs = [_fold(v, here) for v in outs]
         for j, i in enumerate(out_idx):
             var = outs[j]
@@ -186,6 +190,13 @@ def _run_ops(ctx, oplist, names, where, overrides=None):
         if type_name == "Input":
             inputs[names[out_idx[0]] if out_idx else op.get("name")] = outs[0]
     return vars_, inputs
+
+
+def _small(var):
+    """Whether computing ``var`` at load time is cheap (a corrupted shape must not make
+    loading allocate gigabytes)."""
+    meta = var.expr.metas[var.index]
+    return meta.shape is not None and int(np.prod(meta.shape, dtype=np.float64)) <= MAX_FOLD
 
 
 def _fold(var, where):
