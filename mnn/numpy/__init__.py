@@ -30,8 +30,9 @@ Where this differs from numpy, and why
 """
 import math as _math
 
-from . import creation, indexing, linalg, logic, manipulation, math, padding, products
-from . import random, sorting, statistics
+from . import creation, indexing, logic, manipulation, math, padding, products
+from . import linalg, random  # noqa: F401 - subpackages, public as mnn.numpy.linalg/random
+from . import sorting, statistics
 from ..express import dtypes as _dt
 
 # numpy's type names; MNN.numpy exposes these as MNN dtype members.
@@ -62,8 +63,9 @@ def _export(modules, namespace):
 _export(_FAMILIES, globals())
 
 # numpy's array methods on Var; ``fill`` is also a function in MNN.numpy.
-from .var_methods import fill  # noqa: E402
+from .var_methods import fill  # noqa: E402, F401
 
-__all__ = sorted({name for module in _FAMILIES for name in module.__all__}
+# Computed from the families' lists so it cannot drift from them.
+__all__ = sorted({name for module in _FAMILIES for name in module.__all__}  # noqa: PLE0605
                  | {"uint8", "int8", "int32", "int64", "float32", "float64", "bool_", "pi",
                     "e", "inf", "nan", "newaxis", "linalg", "random", "math", "fill"})

@@ -122,7 +122,7 @@ def fill_diagonal(a, val, wrap=False):
 
 
 def _pala_infer(metas, axis):
-    a, ind, values = metas
+    a, ind, _ = metas
     if ind.dtype.kind not in "iu":
         raise OpError(f"indices must be integers, got {ind.dtype}")
     if axis is not None and len(ind.shape) != len(a.shape):

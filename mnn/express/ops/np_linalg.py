@@ -235,7 +235,7 @@ def _parse_einsum(subscripts, ndims):
     terms = lhs.split(",")
     if len(terms) != len(ndims):
         raise OpError(f"subscripts name {len(terms)} operands, got {len(ndims)}")
-    used = set(c for c in subscripts if c.isalpha())
+    used = {c for c in subscripts if c.isalpha()}
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
              if c not in used]
     n_ell = max([nd - (len(t) - 3) for t, nd in zip(terms, ndims) if "..." in t] or [0])

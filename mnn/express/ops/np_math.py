@@ -103,7 +103,8 @@ def _ldexp_grad(inputs, outputs, grads):
     from .elementwise import _unbroadcast
 
     x, e = inputs
-    scale = outputs[0] / x
+    # d(x * 2**e)/dx = 2**e (not out / x, which fails at x = 0).
+    scale = exp2(cast(e, x.dtype))
     return [_unbroadcast(grads[0] * scale, x.shape), None]
 
 
