@@ -17,6 +17,7 @@ A :class:`Plan` is built once from input placeholders and output Vars:
   thus "re-planned" once and reused. Checking before computing matters: compiled kernels
   trust shapes that inference has accepted.
 """
+import inspect
 import time
 
 import numpy as np
@@ -155,7 +156,7 @@ class Plan:
                                   "needed but only another output of that op is an input")
         self.input_dtypes = [v.expr.metas[v.index].dtype for v in self.input_vars]
         self.n_slots = len(slot_of)
-        self.steps = steps
+        self.steps = _fuse_activations(steps, set(self.output_slots))
         self.constants = consts
         self.trainables = trainables
         self._template = [None] * self.n_slots
@@ -345,6 +346,54 @@ class Plan:
                 env[s] = TensorMeta(tuple(int(d) for d in shape) if shape is not None
                                     else None, np.dtype(dtype) if dtype is not None else None)
         return env
+
+
+def _activation_clamp(step):
+    """``(low, high)`` when ``step`` is an activation a producer can apply as a clamp."""
+    name, attrs = step.op.name, step.attrs
+    if name == "relu" and attrs.get("slope", 0.0) == 0.0:
+        return (0.0, float("inf"))
+    if name == "relu6":
+        return (float(attrs["min_value"]), float(attrs["max_value"]))
+    return None
+
+
+def _takes_clamp(step):
+    """The op computes a fused clamp itself (conv2d's ``clamp`` attribute), not set yet."""
+    if step.attrs.get("clamp") is not None or len(step.outputs) != 1:
+        return False
+    try:
+        return "clamp" in inspect.signature(step.compute).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _fuse_activations(steps, keep):
+    """Fold a relu/relu6 into the op before it when that op can clamp its own output
+    (one pass over memory less, one intermediate less). Only when the producer's output
+    feeds nothing else and is not a plan output."""
+    readers = {}
+    for step in steps:
+        for s in step.inputs:
+            readers[s] = readers.get(s, 0) + 1
+    producer = {s: step for step in steps for s in step.outputs}
+    fused = set()
+    for step in steps:
+        clamp = _activation_clamp(step)
+        if clamp is None or len(step.inputs) != 1:
+            continue
+        src = step.inputs[0]
+        prev = producer.get(src)
+        if (prev is None or id(prev) in fused or src in keep or readers.get(src) != 1
+                or not _takes_clamp(prev)):
+            continue
+        prev.attrs = dict(prev.attrs, clamp=clamp)
+        prev.outputs = step.outputs
+        prev.name = step.name or prev.name
+        fused.add(id(step))
+        for s in step.outputs:
+            producer[s] = prev
+    return [step for step in steps if id(step) not in fused]
 
 
 def _check_outputs(step, inferred, result):

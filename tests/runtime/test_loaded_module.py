@@ -182,3 +182,29 @@ def test_plan_rejects_foreign_placeholders():
     x, other = F.placeholder([2]), F.placeholder([2])
     with pytest.raises(OpError, match="not one of the inputs"):
         Plan([x], [x + other])
+
+
+def test_conv_activations_are_fused_and_match_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    w1 = rng.standard_normal((6, 3, 3, 3)).astype(f32)
+    w2 = rng.standard_normal((4, 6, 1, 1)).astype(f32)
+    x = F.placeholder([1, 3, 9, 9])
+    c1 = F.conv2d(x, F.const(w1), padding=(1, 1))
+    a1 = F.relu(c1)
+    c2 = F.conv2d(a1, F.const(w2))
+    a2 = F.relu6(c2)
+    side = F.relu(c2)  # c2 has two readers: it must stay unfused
+    plan = Plan([x], [a2, side])
+    names = [s.op.name for s in plan.steps]
+    assert names.count("relu") == 1 and "relu6" in names and names.count("conv2d") == 2
+    xs = rng.standard_normal((1, 3, 9, 9)).astype(f32)
+    got_a2, got_side = plan.run([xs])
+    t1 = torch.relu(torch.nn.functional.conv2d(torch.from_numpy(xs), torch.from_numpy(w1),
+                                               padding=1))
+    t2 = torch.nn.functional.conv2d(t1, torch.from_numpy(w2))
+    np.testing.assert_allclose(got_a2, torch.clamp(t2, 0, 6).numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got_side, torch.relu(t2).numpy(), rtol=1e-4, atol=1e-5)
+    chain = Plan([x], [F.relu6(F.conv2d(x, F.const(w1), padding=(1, 1)))])
+    assert [s.op.name for s in chain.steps] == ["conv2d"]
+    assert chain.steps[0].attrs["clamp"] == (0.0, 6.0)
