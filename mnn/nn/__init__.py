@@ -6,12 +6,14 @@
 ``nn.loss`` holds the losses.
 """
 from . import init, loss
+from .conv import Conv, ConvTranspose, conv, conv_transpose
 from .layers import (BatchNorm, Dropout, Embedding, LayerNorm, Linear, batch_norm, dropout,
                      embedding, layer_norm, linear, trainable)
 from .module import Module
-from .loader import load_module_from_buffer, load_module_from_file  # noqa: F401
+from .loader import load_module_from_buffer, load_module_from_file
 from .recurrent import GRU, LSTM, gru, lstm
 
 __all__ = ["Module", "init", "loss", "linear", "dropout", "batch_norm", "layer_norm",
            "embedding", "trainable", "Linear", "Dropout", "BatchNorm", "LayerNorm",
-           "Embedding", "lstm", "gru", "LSTM", "GRU"]
+           "Embedding", "conv", "conv_transpose", "Conv", "ConvTranspose", "lstm", "gru",
+           "LSTM", "GRU", "load_module_from_file", "load_module_from_buffer"]

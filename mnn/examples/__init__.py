@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m mnn.examples.train_digits``."""
