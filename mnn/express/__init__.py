@@ -32,8 +32,8 @@ _OP_MODULES += [arg_sort, gather_scatter, misc, padding, scan, spatial, utility]
 
 from .ops import onnx_math, onnx_shape  # noqa: E402 - the converter's ONNX-only primitives
 _OP_MODULES += [onnx_math, onnx_shape]
-from .ops import nn_activation, nn_conv, nn_pool  # noqa: E402 - NN ops (issue 4)
-_OP_MODULES += [nn_activation, nn_conv, nn_pool]
+from .ops import nn_activation, nn_conv, nn_norm, nn_pool, nn_resize  # noqa: E402 - NN ops
+_OP_MODULES += [nn_activation, nn_conv, nn_norm, nn_pool, nn_resize]
 
 
 def _export(modules, namespace):

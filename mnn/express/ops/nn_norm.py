@@ -1,0 +1,210 @@
+"""Normalizations: moments, batch_norm (inference form), scale, layer_norm, instance_norm,
+group_norm, normalize (MNN's L2 Normalize).
+
+These are composites over primitive ops (reduce_mean, subtract, rsqrt, ...), so their
+gradients come from the primitives' rules and every function works on any float dtype.
+Channel-wise parameters apply along axis 1 (NCHW; NC4HW4 Vars hold NCHW data).
+"""
+import numpy as np
+
+from ..errors import OpError
+from ..var import Var, to_var
+from .elementwise import add, multiply, rsqrt, square, subtract
+from .movement import reshape
+from .reduce import normalize_axes, reduce_mean, reduce_sum
+
+__all__ = ["moments", "batch_norm", "scale", "layer_norm", "instance_norm", "group_norm",
+           "normalize"]
+
+
+def _float_var(x, what):
+    x = to_var(x)
+    if x.dtype.kind != "f":
+        raise OpError(f"{what}: needs a floating point input, got {x.dtype}")
+    return x
+
+
+def _param(p, x, what, name):
+    """A per-channel parameter as a Var of x's dtype shaped to broadcast along axis 1."""
+    if p is None:
+        return None
+    if not isinstance(p, Var):
+        p = to_var(np.asarray(p, dtype=x.dtype))
+    c = x.shape[1] if len(x.shape) > 1 else None
+    n = int(np.prod(p.shape)) if p.shape else 1
+    if n != c:
+        raise OpError(f"{what}: {name} has {n} values, input {x.shape} has {c} channels")
+    return reshape(p, [1, c] + [1] * (len(x.shape) - 2))
+
+
+def moments(x, axes=[2, 3], shift=None, keep_dims=True):  # noqa: B006 - MNN's default
+    """Mean and (biased) variance of ``x`` over ``axes`` (MNN's ``moments``).
+
+    Parameters
+    ----------
+    x : Var
+    axes : sequence of int
+    shift : None
+        Accepted for MNN compatibility; MNN ignores it too (it must be None).
+    keep_dims : bool
+
+    Returns
+    -------
+    [Var, Var]
+        ``[mean, variance]``.
+    """
+    x = _float_var(x, "moments")
+    if shift is not None:
+        raise OpError("moments: shift is not supported (MNN ignores it); pass None")
+    axes = list(normalize_axes(axes, len(x.shape), "moments"))
+    mean = reduce_mean(x, axes, keepdims=True)
+    var = reduce_mean(square(subtract(x, mean)), axes, keepdims=keep_dims)
+    if not keep_dims:
+        mean = reduce_mean(x, axes, keepdims=False)
+    return [mean, var]
+
+
+def batch_norm(x, mean, variance, gamma=None, beta=None, epsilon=1e-5):
+    """Batch normalization in inference form, per channel (axis 1).
+
+    ``(x - mean) / sqrt(variance + epsilon) * gamma + beta``.
+
+    Parameters
+    ----------
+    x : Var
+        ``(N, C, ...)``.
+    mean, variance, gamma, beta : Var or sequence of float
+        ``C`` values each (gamma/beta optional).
+    epsilon : float
+    """
+    x = _float_var(x, "batch_norm")
+    m = _param(mean, x, "batch_norm", "mean")
+    v = _param(variance, x, "batch_norm", "variance")
+    y = multiply(subtract(x, m), rsqrt(add(v, float(epsilon))))
+    if gamma is not None:
+        y = multiply(y, _param(gamma, x, "batch_norm", "gamma"))
+    if beta is not None:
+        y = add(y, _param(beta, x, "batch_norm", "beta"))
+    return y
+
+
+def scale(x, channels, scale, bias):  # noqa: A002
+    """``x * scale + bias`` per channel (axis 1) (MNN's ``scale``).
+
+    Parameters
+    ----------
+    x : Var
+        ``(N, channels, ...)``.
+    channels : int
+    scale, bias : sequence of float or Var
+        ``channels`` values each.
+    """
+    x = _float_var(x, "scale")
+    if len(x.shape) < 2 or x.shape[1] != int(channels):
+        raise OpError(f"scale: input {x.shape} does not have {channels} channels")
+    return add(multiply(x, _param(scale, x, "scale", "scale")),
+               _param(bias, x, "scale", "bias"))
+
+
+def _normalized(x, axes, epsilon):
+    mean = reduce_mean(x, axes, keepdims=True)
+    centered = subtract(x, mean)
+    var = reduce_mean(square(centered), axes, keepdims=True)
+    return multiply(centered, rsqrt(add(var, float(epsilon))))
+
+
+def layer_norm(x, axis=[-1], gamma=None, beta=None, epsilon=1e-5):  # noqa: B006
+    """Layer normalization over the trailing ``axis`` dims (ONNX LayerNormalization,
+    torch ``layer_norm``).
+
+    Parameters
+    ----------
+    x : Var
+    axis : int or sequence of int
+        The normalized axes; they must be the last ones (``-1``: the last axis; an int
+        ``k`` means ONNX's ``axis``: axes ``k ..``).
+    gamma, beta : Var or array_like, optional
+        Shaped like the normalized dims.
+    epsilon : float
+    """
+    x = _float_var(x, "layer_norm")
+    nd = len(x.shape)
+    if isinstance(axis, (int, np.integer)):
+        start = int(axis) % nd if -nd <= int(axis) < nd else None
+        if start is None:
+            raise OpError(f"layer_norm: axis {axis} out of range for {x.shape}")
+        axes = list(range(start, nd))
+    else:
+        axes = sorted(normalize_axes(axis, nd, "layer_norm"))
+        if axes != list(range(nd - len(axes), nd)):
+            raise OpError(f"layer_norm: axes {list(axis)} must be the trailing axes of "
+                          f"{x.shape}")
+    y = _normalized(x, axes, epsilon)
+    tail = x.shape[axes[0]:]
+    for p, name in ((gamma, "gamma"), (beta, "beta")):
+        if p is None:
+            continue
+        p = to_var(p) if isinstance(p, Var) else to_var(np.asarray(p, dtype=x.dtype))
+        if int(np.prod(p.shape or [1])) != int(np.prod(tail)):
+            raise OpError(f"layer_norm: {name} shape {p.shape} does not match the "
+                          f"normalized shape {tail}")
+        p = reshape(p, list(tail))
+        y = multiply(y, p) if name == "gamma" else add(y, p)
+    return y
+
+
+def instance_norm(x, gamma=None, beta=None, epsilon=1e-5):
+    """Instance normalization: each ``(n, c)`` plane over its spatial axes, then a
+    per-channel affine (ONNX InstanceNormalization, torch ``instance_norm``)."""
+    x = _float_var(x, "instance_norm")
+    if len(x.shape) < 3:
+        raise OpError(f"instance_norm: needs (N, C, spatial...), got {x.shape}")
+    y = _normalized(x, list(range(2, len(x.shape))), epsilon)
+    if gamma is not None:
+        y = multiply(y, _param(gamma, x, "instance_norm", "gamma"))
+    if beta is not None:
+        y = add(y, _param(beta, x, "instance_norm", "beta"))
+    return y
+
+
+def group_norm(x, groups, gamma=None, beta=None, epsilon=1e-5):
+    """Group normalization: channels split in ``groups``, each normalized over its
+    channels and spatial axes, then a per-channel affine (torch ``group_norm``)."""
+    x = _float_var(x, "group_norm")
+    shape = list(x.shape)
+    groups = int(groups)
+    if len(shape) < 2 or groups < 1 or shape[1] % groups != 0:
+        raise OpError(f"group_norm: {shape[1] if len(shape) > 1 else '?'} channels do not "
+                      f"split into {groups} groups")
+    grouped = reshape(x, [shape[0], groups, -1])
+    y = reshape(_normalized(grouped, [2], epsilon), shape)
+    if gamma is not None:
+        y = multiply(y, _param(gamma, x, "group_norm", "gamma"))
+    if beta is not None:
+        y = add(y, _param(beta, x, "group_norm", "beta"))
+    return y
+
+
+def normalize(x, acrossSpatial, channelShared, eps, scale):  # noqa: N803 - MNN's names
+    """L2 normalization of an NCHW input (MNN's ``normalize``, Caffe's Normalize).
+
+    ``y = x / sqrt(sum(x^2) + eps) * scale`` where the sum runs over channels at each
+    pixel (``acrossSpatial=0``) or over channels and pixels (``acrossSpatial=1``);
+    ``scale`` has one value (``channelShared=1``) or one per channel.
+    """
+    x = _float_var(x, "normalize")
+    if len(x.shape) < 2:
+        raise OpError(f"normalize: needs (N, C, ...), got {x.shape}")
+    axes = list(range(1, len(x.shape))) if acrossSpatial else [1]
+    norm = rsqrt(add(reduce_sum(square(x), axes, keepdims=True), float(eps)))
+    s = np.asarray(scale, dtype=x.dtype).reshape(-1) if not isinstance(scale, Var) else scale
+    if channelShared:
+        if isinstance(s, Var) or s.size != 1:
+            s = reshape(to_var(s), [1] * len(x.shape))
+        else:
+            s = float(s[0])
+    else:
+        s = _param(s, x, "normalize", "scale")
+    return multiply(multiply(x, norm), s)
+
+
