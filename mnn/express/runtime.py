@@ -38,13 +38,14 @@ _blas = []
 
 def _set_blas_threads(n):
     # BLAS (scipy's OpenBLAS) has its own thread pool; keep it in step with ours. Scanning
-    # the loaded libraries costs ~1 ms, so it is done once; setting a limit is then ~1 us
-    # (loaded modules switch thread counts on every run).
+    # the loaded libraries costs ~1 ms, so it is done once; setting each library's count
+    # directly is then ~1 us (loaded modules switch thread counts on every run).
     if not _blas:
         from threadpoolctl import ThreadpoolController
 
-        _blas.append(ThreadpoolController().select(user_api="blas"))
-    _blas[0].limit(limits=n)
+        _blas.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    for lib in _blas[0]:
+        lib.set_num_threads(n)
 
 
 def lazy_eval(flag=True):
