@@ -13,7 +13,7 @@ import numpy as np
 
 from ..express import graph as _graph
 from ..express.errors import MnnError, OpError
-from . import map_control, map_math, map_nn, map_shape  # noqa: F401 - fill DECODERS
+from . import map_control, map_math, map_nn, map_shape, map_tensor  # noqa: F401
 from .errors import ModelFileError
 from .external import ExternalWeights
 from .flat import decode

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _version
 from ..express import graph as _graph
 from ..express.var import Var
-from . import map_control, map_math, map_nn, map_shape  # noqa: F401 - fill ENCODERS
+from . import map_control, map_math, map_nn, map_shape, map_tensor  # noqa: F401
 from .errors import ModelFileError
 from .external import ExternalWriter
 from .flat import encode

@@ -1,0 +1,417 @@
+"""File mapping of indexing and tensor ops: GatherV2/Gather/GatherND, StridedSlice (TF
+masks, and ONNX's form with ``fromType`` 1), Padding, Tile, ArgMax/ArgMin, CumSum, OneHot,
+Where, DepthToSpace/SpaceToDepth, Reverse, and the converter's run-time-shaped ops (Reshape,
+BroadcastTo, Squeeze/Unsqueeze, Tile, Fill with tensor parameters).
+
+MNN facts used here: GatherV2 takes ``[params, indices, axis]``; StridedSlice takes
+``[x, begin, end, strides]`` (or ``[x, starts, ends, axes, steps]`` when ``fromType`` is
+1); Padding takes ``[x, pads]`` with pads ``[[before, after]] * ndim`` flattened and
+``PadParam.mode``; ArgMax/ArgMin drop the reduced axis; CumSum takes ``[x, axis]``;
+OneHot takes ``[indices, depth, on, off]``; Where returns the ``[n, rank]`` int32
+coordinates of non-zero elements.
+"""
+import numpy as np
+
+from ..express import graph as _graph
+from ..express.ops import elementwise as ew
+from ..express.ops import movement
+from .mapping import datatype_of, decoder, encoder
+
+__all__ = []
+
+
+def _i32(values):
+    return np.asarray(values, np.int32).reshape(-1)
+
+
+def _static_ints(ctx, op, var, what):
+    return [int(v) for v in np.ravel(ctx.need_static(op, var, what))]
+
+
+# -- gather ----------------------------------------------------------------------------------
+
+@decoder("GatherV2", "Gather")
+def _decode_gather(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2, 3)
+    x, idx = inputs[0], inputs[1]
+    if len(inputs) == 3:
+        axis = int(np.ravel(ctx.need_static(op, inputs[2], "the axis"))[0])
+    elif op.get("main_type") == "Gather" and op.get("main") is not None:
+        axis = int(op["main"]["axis"])
+    else:
+        axis = 0
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
+    value = ctx.static(idx)
+    if value is not None and value.size and value.min() < 0:
+        # MNN and ONNX count negative indices from the end.
+        value = np.where(value < 0, value + x.shape[axis], value)
+        from ..express.var import const
+
+        idx = const(value.astype(np.int32))
+    return _graph.apply("gather", [x, idx], axis=axis % x.ndim)
+
+
+@encoder("gather")
+def _encode_gather(ctx, expr):
+    axis = ctx.const_tensor(np.int32(expr.attrs["axis"]), expr, "axis")
+    ctx.emit(expr, "GatherV2", "GatherV2", {"Tindices": 3, "Tparams":
+                                            datatype_of(expr.inputs[0].dtype)},
+             [expr.inputs[0], expr.inputs[1], axis])
+
+
+@decoder("GatherND")
+def _decode_gather_nd(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    return _graph.apply("gather_nd", list(inputs))
+
+
+@encoder("gather_nd")
+def _encode_gather_nd(ctx, expr):
+    ctx.emit(expr, "GatherND", None, None, expr.inputs)
+
+
+# -- slicing ---------------------------------------------------------------------------------
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+_FILE_MASKS = ("beginMask", "endMask", "ellipsisMask", "newAxisMask", "shrinkAxisMask")
+
+
+@decoder("StridedSlice")
+def _decode_strided_slice(ctx, op, inputs):
+    p = ctx.param(op, "StridedSliceParam") if op.get("main") is not None else {}
+    x = inputs[0] if inputs else None
+    if p.get("fromType", 0) == 1:   # ONNX Slice: x, starts, ends[, axes[, steps]]
+        ctx.n_inputs(op, inputs, 3, 5)
+        starts = _static_ints(ctx, op, inputs[1], "the starts")
+        ends = _static_ints(ctx, op, inputs[2], "the ends")
+        axes = _static_ints(ctx, op, inputs[3], "the axes") if len(inputs) > 3 \
+            else list(range(len(starts)))
+        steps = _static_ints(ctx, op, inputs[4], "the steps") if len(inputs) > 4 \
+            else [1] * len(starts)
+        if not len(starts) == len(ends) == len(axes) == len(steps):
+            ctx.fail(op, "starts, ends, axes and steps differ in length")
+        key = [slice(None)] * x.ndim
+        for s, e, a, st in zip(starts, ends, axes, steps):
+            if not -x.ndim <= a < x.ndim or st == 0:
+                ctx.fail(op, f"axis {a} or step {st} is invalid for rank {x.ndim}")
+            big = np.iinfo(np.int32).max
+            key[a] = slice(max(min(s, big), -big), max(min(e, big), -big - 1), st)
+        return [x[tuple(key)]]
+    ctx.n_inputs(op, inputs, 4)
+    attrs = dict(begin=tuple(_static_ints(ctx, op, inputs[1], "begin")),
+                 end=tuple(_static_ints(ctx, op, inputs[2], "end")),
+                 strides=tuple(_static_ints(ctx, op, inputs[3], "strides")))
+    for ours, theirs in zip(_MASKS, _FILE_MASKS):
+        attrs[ours] = int(p.get(theirs, 0))
+    return _graph.apply("strided_slice", [x], **attrs)
+
+
+@encoder("strided_slice")
+def _encode_strided_slice(ctx, expr):
+    a = expr.attrs
+    extra = [ctx.const_tensor(_i32(a[k]), expr, k) for k in ("begin", "end", "strides")]
+    param = {"Index": 3, "T": datatype_of(expr.inputs[0].dtype)}
+    for ours, theirs in zip(_MASKS, _FILE_MASKS):
+        param[theirs] = int(a[ours])
+    ctx.emit(expr, "StridedSlice", "StridedSliceParam", param, [expr.inputs[0]] + extra)
+
+
+# -- padding and tiling ----------------------------------------------------------------------
+
+@decoder("Padding")
+def _decode_pad(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2, 3)
+    x = inputs[0]
+    pads = _static_ints(ctx, op, inputs[1], "the paddings")
+    if len(pads) != 2 * x.ndim or any(p < 0 for p in pads):
+        ctx.fail(op, f"paddings {pads} do not fit rank {x.ndim}")
+    mode = int(ctx.param(op, "PadParam")["mode"]) if op.get("main") is not None else 0
+    if mode not in (0, 1, 2):
+        ctx.fail(op, f"padding mode {mode} is not supported")
+    y = _graph.apply("pad", [x], pads=tuple(zip(pads[0::2], pads[1::2])), mode=mode,
+                     value=0)[0]
+    if len(inputs) == 3 and mode == 0:
+        value = ctx.need_static(op, inputs[2], "the pad value")
+        if np.ravel(value).size and float(np.ravel(value)[0]) != 0.0:
+            fill = np.asarray(np.ravel(value)[0], x.dtype)
+            mask = np.pad(np.zeros(x.shape, np.bool_), tuple(zip(pads[0::2], pads[1::2])),
+                          constant_values=True)
+            from ..express.ops.selection import select
+            from ..express.var import const
+
+            y = select(const(mask), const(np.broadcast_to(fill, mask.shape).copy()), y)
+    return [y]
+
+
+@encoder("pad")
+def _encode_pad(ctx, expr):
+    a = expr.attrs
+    if float(a.get("value", 0)) != 0.0:
+        ctx.fail(expr, "MNN's Padding pads constants with zeros here")
+    pads = ctx.const_tensor(_i32(a["pads"]), expr, "pads")
+    ctx.emit(expr, "Padding", "PadParam", {"mode": int(a["mode"])}, [expr.inputs[0], pads])
+
+
+@decoder("Tile")
+def _decode_tile(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    reps = _static_ints(ctx, op, inputs[1], "the repeats")
+    if len(reps) != inputs[0].ndim or any(r < 0 for r in reps):
+        ctx.fail(op, f"repeats {reps} do not fit rank {inputs[0].ndim}")
+    return _graph.apply("tile", [inputs[0]], multiples=tuple(reps))
+
+
+@encoder("tile")
+def _encode_tile(ctx, expr):
+    reps = ctx.const_tensor(_i32(expr.attrs["multiples"]), expr, "multiples")
+    ctx.emit(expr, "Tile", None, None, [expr.inputs[0], reps])
+
+
+# -- arg reductions and scans ----------------------------------------------------------------
+
+@decoder("ArgMax", "ArgMin")
+def _decode_arg(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "ArgMax")
+    if int(p["topK"]) > 1 or int(p["outMaxVal"]):
+        ctx.fail(op, "top-k arg reductions and max values are not supported")
+    x = inputs[0]
+    axis = int(p["axis"])
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
+    name = "argmax" if op["_type_name"] == "ArgMax" else "argmin"
+    return _graph.apply(name, [x], axis=axis % x.ndim, keepdims=False)
+
+
+@encoder("argmax", "argmin")
+def _encode_arg(ctx, expr):
+    keep = bool(expr.attrs["keepdims"])
+    axis = int(expr.attrs["axis"])
+    type_name = "ArgMax" if expr.op.name == "argmax" else "ArgMin"
+    param = {"axis": axis, "topK": 1}
+    if not keep:
+        ctx.emit(expr, type_name, "ArgMax", param, expr.inputs)
+        return
+    tmp = ctx.new_tensor(expr.outputs[0].name + "__drop")
+    ctx.emit(expr, type_name, "ArgMax", param, expr.inputs, outputs=[tmp])
+    ctx.emit(expr, "Unsqueeze", "SqueezeParam", {"squeezeDims": _i32([axis])}, [tmp])
+
+
+@decoder("CumSum")
+def _decode_cumsum(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    p = ctx.param(op, "CumSum")
+    axis = int(np.ravel(ctx.need_static(op, inputs[1], "the axis"))[0])
+    x = inputs[0]
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
+    return _graph.apply("cumsum", [x], axis=axis % x.ndim, exclusive=bool(p["exclusive"]),
+                        reverse=bool(p["reverse"]))
+
+
+@encoder("cumsum")
+def _encode_cumsum(ctx, expr):
+    a = expr.attrs
+    axis = ctx.const_tensor(np.int32(a["axis"]), expr, "axis")
+    ctx.emit(expr, "CumSum", "CumSum", {"exclusive": bool(a["exclusive"]),
+                                        "reverse": bool(a["reverse"])},
+             [expr.inputs[0], axis])
+
+
+@decoder("OneHot")
+def _decode_one_hot(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 4)
+    p = ctx.param(op, "OneHotParam")
+    depth = int(np.ravel(ctx.need_static(op, inputs[1], "the depth"))[0])
+    on = float(np.ravel(ctx.need_static(op, inputs[2], "the on value"))[0])
+    off = float(np.ravel(ctx.need_static(op, inputs[3], "the off value"))[0])
+    if depth < 0:
+        ctx.fail(op, f"depth {depth} is negative")
+    idx = inputs[0]
+    if idx.dtype != np.int32:
+        idx = ew.cast(idx, np.int32)
+    return _graph.apply("one_hot", [idx], depth=depth, on_value=on, off_value=off,
+                        axis=int(p["axis"]), dtype=inputs[2].dtype)
+
+
+@encoder("one_hot")
+def _encode_one_hot(ctx, expr):
+    a = expr.attrs
+    dtype = np.dtype(a["dtype"])
+    extra = [ctx.const_tensor(np.int32(a["depth"]), expr, "depth"),
+             ctx.const_tensor(np.asarray(a["on_value"], dtype), expr, "on"),
+             ctx.const_tensor(np.asarray(a["off_value"], dtype), expr, "off")]
+    ctx.emit(expr, "OneHot", "OneHotParam", {"axis": int(a["axis"]),
+                                             "dType": datatype_of(dtype)},
+             [expr.inputs[0]] + extra)
+
+
+@decoder("Where")
+def _decode_where(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 3)
+    if len(inputs) == 3:
+        from ..express.ops.selection import select
+
+        cond = inputs[0]
+        if cond.dtype != np.bool_:
+            cond = ew.not_equal(cond, np.zeros((), cond.dtype))
+        return [select(cond, inputs[1], inputs[2])]
+    return _graph.apply("where", [inputs[0]])
+
+
+@encoder("where")
+def _encode_where(ctx, expr):
+    ctx.emit(expr, "Where", None, None, expr.inputs)
+
+
+# -- activations the converter emits ---------------------------------------------------------
+
+@encoder("elu")
+def _encode_elu(ctx, expr):
+    ctx.emit(expr, "ELU", "ELU", {"alpha": float(expr.attrs["alpha"])}, expr.inputs)
+
+
+@encoder("selu")
+def _encode_selu(ctx, expr):
+    ctx.emit(expr, "Selu", "Selu", {"scale": float(expr.attrs["scale"]),
+                                    "alpha": float(expr.attrs["alpha"])}, expr.inputs)
+
+
+@encoder("log_softmax")
+def _encode_log_softmax(ctx, expr):
+    # MNN has no LogSoftmax: Softmax then Log (what its converter writes, up to rounding).
+    tmp = ctx.new_tensor(expr.outputs[0].name + "__softmax")
+    ctx.emit(expr, "Softmax", "Axis", {"axis": int(expr.attrs["axis"])}, expr.inputs,
+             outputs=[tmp])
+    ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": 8, "T": 1}, [tmp])
+
+
+@encoder("softplus")
+def _encode_softplus(ctx, expr):
+    # log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
+    x = expr.inputs[0]
+    base = expr.outputs[0].name
+    zero = ctx.const_tensor(np.zeros((), x.dtype), expr, "zero")
+    pos = ctx.new_tensor(base + "__pos")
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 9, "T": 1}, [x, zero], outputs=[pos])
+    chain = ctx.tensor(x)
+    for code, suffix in ((0, "abs"), (1, "neg"), (7, "exp"), (16, "log1p")):
+        nxt = ctx.new_tensor(f"{base}__{suffix}")
+        ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": code, "T": 1}, [chain],
+                 outputs=[nxt])
+        chain = nxt
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [pos, chain])
+
+
+@decoder("TopKV2")
+def _decode_topk(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2, 3)
+    p = ctx.param(op, "TopKV2") if op.get("main") is not None else {"largest": True}
+    x = inputs[0]
+    k = int(np.ravel(ctx.need_static(op, inputs[1], "k"))[0])
+    axis = x.ndim - 1
+    if len(inputs) == 3:
+        axis = int(np.ravel(ctx.need_static(op, inputs[2], "the axis"))[0]) % x.ndim
+    if not 0 <= k <= x.shape[axis]:
+        ctx.fail(op, f"k = {k} outside 0..{x.shape[axis]}")
+    order = _graph.apply("sort", [x], axis=axis, arg=True,
+                         descend=bool(p.get("largest", True)))[0]
+    idx = movement.split(order, [k, x.shape[axis] - k], axis)[0] if k < x.shape[axis] \
+        else order
+    values = _graph.apply("gather_along_axis", [x, idx], axis=axis)[0] \
+        if "gather_along_axis" in _ops() else None
+    if values is None:
+        ctx.fail(op, "top-k needs the gather_along_axis op")
+    return [values, idx]
+
+
+def _ops():
+    from ..express.optable import all_ops
+
+    return all_ops()
+
+
+# -- spatial rearrangements ------------------------------------------------------------------
+
+@decoder("DepthToSpace", "SpaceToDepth")
+def _decode_depth_space(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "DepthSpaceParam")
+    x = inputs[0]
+    if x.ndim != 4 or int(p["blockSize"]) < 1:
+        ctx.fail(op, f"needs a 4-d input and a positive block size, got {x.shape}, "
+                     f"{p['blockSize']}")
+    if op["_type_name"] == "DepthToSpace" and int(p["mode"]) == 1:   # CRD
+        b = int(p["blockSize"])
+        n, c, h, w = x.shape
+        if c % (b * b):
+            ctx.fail(op, f"{c} channels do not split into {b}x{b} blocks")
+        y = movement.reshape(x, [n, c // (b * b), b, b, h, w])
+        y = movement.transpose(y, [0, 1, 4, 2, 5, 3])
+        return [movement.reshape(y, [n, c // (b * b), h * b, w * b])]
+    name = "depth_to_space" if op["_type_name"] == "DepthToSpace" else "space_to_depth"
+    return _graph.apply(name, [x], block=int(p["blockSize"]), channels_last=False)
+
+
+@encoder("depth_to_space", "space_to_depth")
+def _encode_depth_space(ctx, expr):
+    if expr.attrs["channels_last"]:
+        ctx.fail(expr, "only NCHW depth/space rearrangement maps to MNN's ops")
+    type_name = "DepthToSpace" if expr.op.name == "depth_to_space" else "SpaceToDepth"
+    ctx.emit(expr, type_name, "DepthSpaceParam", {"blockSize": int(expr.attrs["block"])},
+             expr.inputs)
+
+
+# -- ops with run-time shape parameters (the ONNX converter's) --------------------------------
+
+@encoder("onnx_reshape")
+def _encode_onnx_reshape(ctx, expr):
+    if int(expr.attrs["allowzero"]):
+        ctx.fail(expr, "MNN's Reshape always copies 0 dims (ONNX allowzero=1 has no op)")
+    ctx.emit(expr, "Reshape", "Reshape", {"dimType": 0}, expr.inputs)
+
+
+@encoder("onnx_expand")
+def _encode_onnx_expand(ctx, expr):
+    ctx.emit(expr, "BroadcastTo", None, None, expr.inputs)
+
+
+@encoder("onnx_squeeze")
+def _encode_onnx_squeeze(ctx, expr):
+    ctx.emit(expr, "Squeeze", "SqueezeParam", {}, expr.inputs)
+
+
+@encoder("onnx_unsqueeze")
+def _encode_onnx_unsqueeze(ctx, expr):
+    ctx.emit(expr, "Unsqueeze", "SqueezeParam", {}, expr.inputs)
+
+
+@encoder("onnx_tile")
+def _encode_onnx_tile(ctx, expr):
+    ctx.emit(expr, "Tile", None, None, expr.inputs)
+
+
+@encoder("onnx_constant_of_shape")
+def _encode_constant_of_shape(ctx, expr):
+    value = ctx.const_tensor(np.asarray(expr.attrs["value"], expr.attrs["dtype"]), expr,
+                             "value")
+    ctx.emit(expr, "Fill", "Fill", {}, [expr.inputs[0], value])
+
+
+@encoder("onnx_trunc_div")
+def _encode_trunc_div(ctx, expr):
+    ctx.emit(expr, "BinaryOp", "BinaryOp",
+             {"opType": 3, "T": datatype_of(expr.inputs[0].dtype)}, expr.inputs)
+
+
+@encoder("onnx_fmod")
+def _encode_fmod(ctx, expr):
+    ctx.emit(expr, "BinaryOp", "BinaryOp",
+             {"opType": 19, "T": datatype_of(expr.inputs[0].dtype)}, expr.inputs)
+
+
+@encoder("shape", "rank", "size")
+def _encode_shape_query(ctx, expr):
+    type_name = {"shape": "Shape", "rank": "Rank", "size": "Size"}[expr.op.name]
+    ctx.emit(expr, type_name, None, None, expr.inputs, data_format=0)
