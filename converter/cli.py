@@ -129,19 +129,24 @@ class _Progress:
         if not self.enabled:
             return
         pct = int(100 * done / self.total)
-        if pct != self.last:
+        tty = hasattr(self.out, "isatty") and self.out.isatty()
+        # A terminal gets a redrawn bar; a log gets a line every 25%.
+        step = 1 if tty else 25
+        if pct // step != self.last // step or self.last < 0:
             self.last = pct
             bar = "#" * (pct // 4)
-            self.out.write(f"\rconverting [{bar:25s}] {pct:3d}% ({done}/{self.total} nodes)")
-            if done == self.total:
+            line = f"converting [{bar:25s}] {pct:3d}% ({done}/{self.total} nodes)"
+            self.out.write(("\r" + line) if tty else (line + "\n"))
+            if tty and done == self.total:
                 self.out.write("\n")
             self.out.flush()
 
     def finish(self):
         """End the line (a constant If converts one branch: fewer nodes than counted)."""
         if self.enabled and self.last < 100:
+            tty = hasattr(self.out, "isatty") and self.out.isatty()
             self.last = 100
-            self.out.write("\n")
+            self.out.write("\n" if tty else "converting: done\n")
             self.out.flush()
 
 

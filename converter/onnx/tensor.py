@@ -167,6 +167,11 @@ def _split(ctx, x, sizes, axis, num_outputs):
         sizes = [min(step, dim - i * step) for i in range(n)]
     if sum(sizes) != dim or any(s < 0 for s in sizes):
         raise ctx.error(f"split sizes {sizes} do not add up to dimension {dim}")
+    if len(sizes) == 1:
+        return [x]
+    if all(s > 0 for s in sizes):
+        return F.split(x, sizes, axis)
+    # Empty parts: one static slice each (split ops have no empty parts).
     outs, start = [], 0
     for s in sizes:
         key = (builtins.slice(None),) * axis + (builtins.slice(start, start + s),)
