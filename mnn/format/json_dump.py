@@ -16,7 +16,7 @@ from .errors import ModelFileError
 from .flat import decode
 from .schema import ENUMS, field_specs
 
-__all__ = ["to_json", "net_to_jsonable", "main"]
+__all__ = ["to_json", "dump_json", "net_to_jsonable", "main"]
 
 
 def _scalar(value, field):
@@ -103,6 +103,12 @@ def to_json(source, path=None, indent=2):
         with open(path, "w") as fh:
             fh.write(text)
     return text
+
+
+def dump_json(source):
+    """JSON text of the model ``source`` (path or bytes): :func:`to_json` with its defaults,
+    the name ``mnnconvert --JsonFile`` calls."""
+    return to_json(source)
 
 
 def main(argv=None):

@@ -355,3 +355,81 @@ def _decode_layer_norm(ctx, op, inputs):
             ctx.fail(op, f"{values.size} affine values for normalised shape {norm_shape}")
         y = fn(y, const(values.reshape(affine_shape).astype(x.dtype)))
     return [y]
+
+
+# -- resizing --------------------------------------------------------------------------------
+
+# Interp.resizeType <-> (mode, nearest rounding); ctm <-> coordinate mode.
+_RESIZE_TYPES = {1: ("nearest", "floor"), 2: ("linear", "round_prefer_floor"),
+                 3: ("cubic", "round_prefer_floor"), 4: ("nearest", "round_prefer_floor")}
+_CTM = {1: "align_corners", 2: "half_pixel", 3: "pytorch_half_pixel", 4: "asymmetric"}
+_CTM_CODES = {v: k for k, v in _CTM.items()}
+
+
+@decoder("Interp")
+def _decode_interp(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1, 2)
+    p = ctx.param(op, "Interp")
+    x = inputs[0]
+    if x.ndim != 4:
+        ctx.fail(op, f"input must be 4-D, got shape {x.shape}")
+    kind = _RESIZE_TYPES.get(int(p["resizeType"]))
+    if kind is None:
+        ctx.fail(op, f"resize type {p['resizeType']} is not supported")
+    h, w = x.shape[2:]
+    scales = None
+    if len(inputs) == 2:
+        given = ctx.need_static(op, inputs[1], "the output size or scales").reshape(-1)
+        if given.size not in (2, 4):
+            ctx.fail(op, f"size/scales input has {given.size} entries (2 or 4 expected)")
+        hw = given[-2:]
+        if given.dtype.kind == "f":
+            scales = (float(hw[0]), float(hw[1]))
+            out_hw = (int(np.floor(h * scales[0])), int(np.floor(w * scales[1])))
+        else:
+            out_hw = (int(hw[0]), int(hw[1]))
+    elif p["outputHeight"] > 0 and p["outputWidth"] > 0:
+        out_hw = (int(p["outputHeight"]), int(p["outputWidth"]))
+    else:
+        scales = (float(p["heightScale"]), float(p["widthScale"]))
+        out_hw = (int(np.floor(h * scales[0])), int(np.floor(w * scales[1])))
+    if min(out_hw) < 1:
+        ctx.fail(op, f"output size {list(out_hw)} must be positive")
+    coord = _CTM.get(int(p["ctm"]))
+    if coord is None:
+        coord = "align_corners" if p["alignCorners"] else (
+            "half_pixel" if p["halfPixelCenters"] else "asymmetric")
+    return _graph.apply("resize", [x], out_hw=out_hw, scales=scales, mode=kind[0],
+                        coord=coord, nearest_mode=kind[1],
+                        cubic_a=float(p["cubicCoeffA"]), exclude_outside=False)
+
+
+@encoder("resize")
+def _encode_resize(ctx, expr):
+    a = expr.attrs
+    if a.get("exclude_outside"):
+        ctx.fail(expr, "exclude_outside has no MNN Interp equivalent")
+    mode, nearest = a["mode"], a["nearest_mode"]
+    if mode == "nearest":
+        codes = {"floor": 1, "round_prefer_floor": 4}
+        if nearest not in codes:
+            ctx.fail(expr, f"nearest rounding {nearest!r} has no MNN Interp equivalent "
+                           "(floor and round_prefer_floor do)")
+        resize_type = codes[nearest]
+    else:
+        resize_type = {"linear": 2, "cubic": 3}[mode]
+    coord = a["coord"]
+    n, c = expr.inputs[0].shape[:2]
+    if a.get("scales") is not None:
+        size = ctx.const_tensor(np.float32([1, 1] + list(a["scales"])), expr, "scales")
+    else:
+        size = ctx.const_tensor(np.int32([n, c] + list(a["out_hw"])), expr, "size")
+    param = {"resizeType": resize_type, "ctm": _CTM_CODES[coord],
+             "alignCorners": coord == "align_corners",
+             "halfPixelCenters": coord == "half_pixel",
+             "cubicCoeffA": float(a["cubic_a"]),
+             "outputHeight": int(a["out_hw"][0]), "outputWidth": int(a["out_hw"][1])}
+    src = ctx.to_nc4hw4(expr.inputs[0])
+    out = ctx.emit(expr, "Interp", "Interp", param, [src, size],
+                   outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    ctx.from_nc4hw4(expr, out[0])
