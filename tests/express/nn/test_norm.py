@@ -85,7 +85,7 @@ def test_scale_matches_numpy():
     x = RNG.standard_normal((2, 3, 2, 2)).astype(np.float32)
     y = F.scale(F.const(x), 3, [1.0, 2.0, 3.0], [0.5, 0.0, -1.0])
     ref = x * np.array([1, 2, 3.0])[:, None, None] + np.array([0.5, 0, -1.0])[:, None, None]
-    np.testing.assert_allclose(y.read(), ref, rtol=1e-6)
+    np.testing.assert_allclose(y.read(), ref, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("across,shared", [(0, 0), (1, 0), (0, 1), (1, 1)])
