@@ -433,3 +433,87 @@ def _encode_resize(ctx, expr):
     out = ctx.emit(expr, "Interp", "Interp", param, [src, size],
                    outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
     ctx.from_nc4hw4(expr, out[0])
+
+
+# -- transposed convolution ------------------------------------------------------------------
+
+@decoder("Deconvolution")
+def _decode_deconv(ctx, op, inputs):
+    """MNN's Deconvolution keeps ONNX ConvTranspose's weight ``(Cin, Cout/group, KH, KW)``,
+    which is conv2d's weight read the other way: the input gradient of a convolution."""
+    ctx.n_inputs(op, inputs, 1, 3)
+    p = ctx.param(op, "Convolution2D")
+    c = dict(_COMMON_DEFAULTS, **(p.get("common") or {}))
+    x = inputs[0]
+    if x.ndim != 4:
+        ctx.fail(op, f"input must be 4-D, got shape {x.shape}")
+    kh, kw, group = c["kernelY"], c["kernelX"], c["group"]
+    sy, sx, dy_, dx = c["strideY"], c["strideX"], c["dilateY"], c["dilateX"]
+    if min(kh, kw, sy, sx, dy_, dx, group) < 1:
+        ctx.fail(op, f"kernel, stride, dilation and group must be positive: {c}")
+    cin = x.shape[1]
+    if len(inputs) >= 2:
+        w, b = inputs[1], (inputs[2] if len(inputs) == 3 else None)
+    else:
+        out_c = int(c["outputCount"])
+        if out_c < 1:
+            ctx.fail(op, f"outputCount {out_c} must be positive")
+        weight, bias = quantize.conv_weights(ctx, op, p, out_c, cin * out_c * kh * kw)
+        if weight.size != cin * (out_c // group) * kh * kw:
+            ctx.fail(op, f"{weight.size} weights do not fit {cin} inputs, {out_c} outputs, "
+                         f"group {group} and a {kh}x{kw} kernel")
+        w = const(weight.reshape(cin, out_c // group, kh, kw))
+        b = const(bias) if bias is not None else None
+    mode = int(c["padMode"])
+    pads = (0, 0, 0, 0) if mode != 0 else _pads4(c["pads"], c["padX"], c["padY"])
+    out_pads = [int(v) for v in (c["outPads"] if c["outPads"] is not None else [0, 0])]
+    h, wd = x.shape[2:]
+    if mode == 2:
+        out_hw = (h * sy, wd * sx)
+    else:
+        out_hw = ((h - 1) * sy - pads[0] - pads[2] + dy_ * (kh - 1) + 1 + out_pads[0],
+                  (wd - 1) * sx - pads[1] - pads[3] + dx * (kw - 1) + 1 + out_pads[-1])
+    if min(out_hw) < 1:
+        ctx.fail(op, f"output size {list(out_hw)} must be positive")
+    y = _graph.apply("conv2d_backprop_input", [x, w], input_hw=tuple(out_hw),
+                     strides=(sy, sx), pads=pads, dilations=(dy_, dx), group=int(group),
+                     padding_mode=mode)[0]
+    if b is not None:
+        y = ew.add(y, movement.reshape(b, [1, -1, 1, 1]))
+    return [_activation(y, c)]
+
+
+@encoder("conv2d_backprop_input")
+def _encode_deconv(ctx, expr):
+    x, w = expr.inputs
+    a = expr.attrs
+    cin, cout_g, kh, kw = w.shape
+    group = int(a["group"])
+    if group != 1:
+        ctx.fail(expr, "transposed convolution with groups has no MNN Deconvolution form "
+                       "here (MNN's converter splits groups)")
+    w_value = ctx.static(w)
+    if w_value is None:
+        ctx.fail(expr, "MNN's Deconvolution needs constant weights")
+    h, wd = x.shape[2:]
+    (sy, sx), (dy_, dx), pads = a["strides"], a["dilations"], tuple(a["pads"])
+    mode = int(a["padding_mode"])
+    if mode == 2:
+        ctx.fail(expr, "SAME padding of a transposed convolution is written with explicit pads "
+                       "only")
+    oh, ow = a["input_hw"]
+    out_pads = (oh - ((h - 1) * sy - pads[0] - pads[2] + dy_ * (kh - 1) + 1),
+                ow - ((wd - 1) * sx - pads[1] - pads[3] + dx * (kw - 1) + 1))
+    if min(out_pads) < 0:
+        ctx.fail(expr, f"output size {[oh, ow]} is smaller than the transposed convolution "
+                       "gives")
+    common = {"kernelY": kh, "kernelX": kw, "strideY": sy, "strideX": sx, "dilateY": dy_,
+              "dilateX": dx, "padMode": 0, "group": 1, "outputCount": cout_g,
+              "inputCount": cin, "padY": pads[0], "padX": pads[1],
+              "pads": np.asarray(pads, np.int32), "outPads": np.asarray(out_pads, np.int32)}
+    param = {"common": common}
+    param.update(quantize.encode_conv_weights(ctx, w_value, np.zeros(cout_g, np.float32)))
+    src = ctx.to_nc4hw4(x)
+    out = ctx.emit(expr, "Deconvolution", "Convolution2D", param, [src],
+                   outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    ctx.from_nc4hw4(expr, out[0])
