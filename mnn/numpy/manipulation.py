@@ -474,14 +474,14 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """Sorted unique elements of ``ar`` (numpy's ``unique``): a Var, or a tuple with the
     requested index (int32), inverse (int32) and count (int32) Vars."""
     x = asvar(ar)
-    values, index, inverse, counts = _nsort.unique(x, axis, equal_nan)
+    outs = _nsort.unique(x, axis, equal_nan, return_index, return_inverse, return_counts)
+    if len(outs) == 1:
+        return outs[0]
+    outs = list(outs)
     if axis is None and return_inverse:
-        inverse = _mv.reshape(inverse, x.shape, zero_copies=False)
-    extra = [r for r, want in ((index, return_index), (inverse, return_inverse),
-                               (counts, return_counts)) if want]
-    if not extra:
-        return values
-    return tuple([values] + extra)
+        at = 2 if return_index else 1
+        outs[at] = _mv.reshape(outs[at], x.shape, zero_copies=False)
+    return tuple(outs)
 
 
 def flip(m, axis=None):

@@ -180,18 +180,24 @@ _reject("choose", Sample([np.array([0, 3], np.int32), values((2,), np.float32),
 # -- search, sets, counting (np_sorting) -------------------------------------------------
 
 
-def _unique_ref(a, axis, equal_nan):
-    v, i, inv, c = np.unique(a, return_index=True, return_inverse=True, return_counts=True,
-                             axis=axis, equal_nan=equal_nan)
-    return [v, _i32(i), _i32(inv).reshape(-1), _i32(c)]
+def _unique_ref(a, axis, equal_nan, extras):
+    out = np.unique(a, return_index=extras[0], return_inverse=extras[1],
+                    return_counts=extras[2], axis=axis, equal_nan=equal_nan)
+    if not any(extras):
+        return [out]
+    return [out[0]] + [_i32(r).reshape(-1) for r in out[1:]]
 
 
 for _dt in ALL_DTYPES:
-    _add("unique", Sample([values((4, 5), _dt, low=-2, high=2)], {"axis": None,
-                                                                  "equal_nan": True},
+    _add("unique", Sample([values((4, 5), _dt, low=-2, high=2)],
+                          {"axis": None, "equal_nan": True, "extras": (True, True, True)},
                           _unique_ref),
+         Sample([values((7,), _dt, low=-2, high=2)],
+                {"axis": None, "equal_nan": True, "extras": (False, False, False)},
+                _unique_ref, note="values only"),
          Sample([np.array([[1, 2], [1, 2], [0, 3]]).astype(_dt)],
-                {"axis": 0, "equal_nan": True}, _unique_ref, note="axis"))
+                {"axis": 0, "equal_nan": True, "extras": (False, True, True)}, _unique_ref,
+                note="axis"))
     if _dt != np.bool_:
         sorted_a = np.sort(values((9,), _dt))
         _add("searchsorted",

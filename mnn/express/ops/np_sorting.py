@@ -21,37 +21,37 @@ _INDEX = np.dtype(np.int32)
 
 # -- unique -----------------------------------------------------------------------------
 
-def _unique_numpy(x, axis, equal_nan):
-    values, index, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
-                                               return_counts=True, axis=axis,
-                                               equal_nan=equal_nan)
-    if axis is None:
-        inverse = inverse.reshape(-1)
-    return [values, index.astype(_INDEX), inverse.astype(_INDEX).reshape(-1),
-            counts.astype(_INDEX)]
+def _unique_numpy(x, axis, equal_nan, extras):
+    """numpy's unique with only the requested extras (each costs a sort or a pass)."""
+    with_index, with_inverse, with_counts = extras
+    out = np.unique(x, return_index=with_index, return_inverse=with_inverse,
+                    return_counts=with_counts, axis=axis, equal_nan=equal_nan)
+    if not any(extras):
+        return [out]
+    values, rest = out[0], list(out[1:])
+    return [values] + [r.astype(_INDEX).reshape(-1) for r in rest]
 
 
-def _unique_infer(metas, axis, equal_nan):
+def _unique_infer(metas, axis, equal_nan, extras):
     x = metas[0]
     if axis is not None:
         axis_of(axis, len(x.shape))
-    values = known_values(metas)
-    if values is not None:
-        outs = _unique_numpy(values[0], axis, equal_nan)
-        return [(o.shape, o.dtype) for o in outs]
-    return [(None, x.dtype), (None, _INDEX), (None, _INDEX), (None, _INDEX)]
+    # Sizes depend on the data; even for constants they are left to the compute, which
+    # would otherwise sort twice.
+    return [(None, x.dtype)] + [(None, _INDEX)] * sum(bool(e) for e in extras)
 
 
-def _unique_compute(arrays, axis, equal_nan):
-    return _unique_numpy(arrays[0], axis, equal_nan)
+def _unique_compute(arrays, axis, equal_nan, extras):
+    return _unique_numpy(arrays[0], axis, equal_nan, extras)
 
 
-register(OpDef("unique", _unique_infer, _unique_compute, n_outputs=4))
+register(OpDef("unique", _unique_infer, _unique_compute, n_outputs=-1))
 
 
-def unique(x, axis=None, equal_nan=True):
-    """Sorted unique values of ``x`` with, for each, the first index, the inverse map and
-    the count (numpy's ``unique`` with every ``return_*`` flag).
+def unique(x, axis=None, equal_nan=True, return_index=False, return_inverse=False,
+           return_counts=False):
+    """Sorted unique values of ``x`` and, as requested, the first index of each, the
+    inverse map (flat) and the counts (numpy's ``unique``; extras int32).
 
     Parameters
     ----------
@@ -59,15 +59,17 @@ def unique(x, axis=None, equal_nan=True):
     axis : int, optional
         Unique sub-arrays along this axis; flattened input when None.
     equal_nan : bool
+    return_index, return_inverse, return_counts : bool
 
     Returns
     -------
     list of Var
-        ``[values, index, inverse, counts]``.
+        ``[values]`` followed by the requested extras in that order.
     """
     x = to_var(x)
+    extras = (bool(return_index), bool(return_inverse), bool(return_counts))
     return apply("unique", [x], axis=None if axis is None else axis_of(axis, x.ndim),
-                 equal_nan=bool(equal_nan))
+                 equal_nan=bool(equal_nan), extras=extras)
 
 
 # -- searchsorted / digitize ------------------------------------------------------------
