@@ -10,15 +10,14 @@ sum over the class axis and average over the batch:
 - ``hinge``: ``mean_n sum_c max(0, 1 - p * t)``
 
 :func:`softmax_cross_entropy` takes logits instead of probabilities and is numerically
-stable (log-sum-exp shifted by the row maximum); use it for training classifiers.
+stable (``F.log_softmax`` shifts by the row maximum); use it for training classifiers.
 """
 import numpy as np
 
 from .. import express as F
 from ..express.errors import MnnError
 
-__all__ = ["cross_entropy", "kl", "mse", "mae", "hinge", "softmax_cross_entropy",
-           "log_softmax"]
+__all__ = ["cross_entropy", "kl", "mse", "mae", "hinge", "softmax_cross_entropy"]
 
 
 def _pair(name, predicts, targets):
@@ -80,14 +79,6 @@ def hinge(predicts, targets):
     return _batch_mean_of_row_sums(F.maximum(1.0 - p * t, 0.0))
 
 
-def log_softmax(logits, axis=-1):
-    """``logits - logsumexp(logits)`` along ``axis``, shifted by the maximum so large
-    logits do not overflow."""
-    x = F.to_var(logits)
-    shifted = x - F.reduce_max(x, [axis], keepdims=True)
-    return shifted - F.log(F.reduce_sum(F.exp(shifted), [axis], keepdims=True))
-
-
 def softmax_cross_entropy(logits, targets):
     """Cross entropy of ``softmax(logits)`` against ``targets``, computed stably.
 
@@ -115,17 +106,20 @@ def softmax_cross_entropy(logits, targets):
     batch, classes = logits.shape
     if targets.dtype.kind in "iu" and targets.shape == [batch]:
         if targets.expr.op is None and targets.expr.values is not None:
+            # Known labels (the usual case): check them and build the one-hot now.
             labels = np.asarray(targets)
             if labels.size and (labels.min() < 0 or labels.max() >= classes):
                 raise MnnError(f"mnn: loss.softmax_cross_entropy: labels must be in "
                                f"[0, {classes}), got values from {labels.min()} to "
                                f"{labels.max()}")
-        ids = F.const(np.arange(classes, dtype=targets.dtype))
-        targets = F.cast(F.equal(F.unsqueeze(targets, [1]), ids), logits.dtype)
+            targets = F.const(np.eye(classes, dtype=logits.dtype)[labels])
+        else:
+            ids = F.const(np.arange(classes, dtype=targets.dtype))
+            targets = F.cast(F.equal(F.unsqueeze(targets, [1]), ids), logits.dtype)
     elif targets.shape != logits.shape:
         raise MnnError(f"mnn: loss.softmax_cross_entropy: targets must be class indices "
                        f"of shape [{batch}] or one-hot of shape {logits.shape}, got "
                        f"{targets.shape} {targets.dtype}")
     elif targets.dtype != logits.dtype:
         targets = F.cast(targets, logits.dtype)
-    return F.negative(_batch_mean_of_row_sums(log_softmax(logits, 1) * targets))
+    return F.negative(_batch_mean_of_row_sums(F.log_softmax(logits, 1) * targets))

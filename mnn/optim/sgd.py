@@ -40,8 +40,12 @@ class SGD(Optimizer):
         self._momentum = float(value)
 
     def _update(self, value, grad, state):
-        v = self._lr * grad
-        if self._momentum != 0.0 and "v" in state:
-            v += self._momentum * state["v"]
+        v = state.get("v")
+        if v is None or self._momentum == 0.0:
+            v = self._lr * grad
+        else:
+            # The history is this optimizer's own buffer: update it in place.
+            v *= self._momentum
+            v += self._lr * grad
         state["v"] = v
         return value - v

@@ -1,0 +1,242 @@
+"""One training step (forward, backward, SGD with momentum) of mnn against torch and the
+real MNN wheel.
+
+Run: ``python benchmarks/bench_train.py [--repeat N] [--models lenet mlp]``.
+
+Models: LeNet (MNN's MNIST example: conv 1->20 5x5, max pool, conv 20->50 5x5, max pool,
+fc 800->500, fc 500->10) on a batch of 64 1x28x28 images, and a 3-layer MLP
+(784->256->256->10) on 64 vectors; softmax cross entropy; SGD lr 0.01, momentum 0.9.
+
+Timing: mnn, torch and MNN run in the same process at 1 and 2 threads; each number is the
+median of ``--repeat`` steps after warm-up, and the ratio is ours / theirs (below 1: mnn
+is faster). The real MNN wheel needs ``lazy_eval(True)`` to train; it is timed the way
+its MNIST example runs.
+
+Memory: each framework runs the LeNet loop in its own subprocess and reports its peak
+resident set size (``VmHWM``), imports included.
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+BATCH = 64
+
+
+def _data(kind, seed=0):
+    rng = np.random.default_rng(seed)
+    shape = (BATCH, 1, 28, 28) if kind == "lenet" else (BATCH, 784)
+    x = rng.random(shape, dtype=np.float32)
+    y = rng.integers(0, 10, BATCH).astype(np.int32)
+    return x, y
+
+
+# -- mnn --------------------------------------------------------------------------------
+
+def mnn_step(kind):
+    import mnn.expr as F
+    from mnn import nn, optim
+
+    class LeNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.conv(1, 20, [5, 5])
+            self.conv2 = nn.conv(20, 50, [5, 5])
+            self.fc1 = nn.linear(800, 500)
+            self.fc2 = nn.linear(500, 10)
+
+        def forward(self, x):
+            x = F.max_pool(F.relu(self.conv1(x)), [2, 2], [2, 2])
+            x = F.max_pool(F.relu(self.conv2(x)), [2, 2], [2, 2])
+            x = F.reshape(x, [0, -1])
+            return self.fc2(F.relu(self.fc1(x)))
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.linear(784, 256)
+            self.fc2 = nn.linear(256, 256)
+            self.fc3 = nn.linear(256, 10)
+
+        def forward(self, x):
+            return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+    net = LeNet() if kind == "lenet" else MLP()
+    opt = optim.SGD(net, 0.01, 0.9)
+    x, y = _data(kind)
+
+    def step():
+        loss = nn.loss.softmax_cross_entropy(net(F.const(x)), F.const(y))
+        opt.step(loss)
+
+    return step, F.set_thread_number
+
+
+# -- torch ------------------------------------------------------------------------------
+
+def torch_step(kind):
+    import torch
+
+    tnn = torch.nn
+    if kind == "lenet":
+        net = tnn.Sequential(tnn.Conv2d(1, 20, 5), tnn.ReLU(), tnn.MaxPool2d(2),
+                             tnn.Conv2d(20, 50, 5), tnn.ReLU(), tnn.MaxPool2d(2),
+                             tnn.Flatten(), tnn.Linear(800, 500), tnn.ReLU(),
+                             tnn.Linear(500, 10))
+    else:
+        net = tnn.Sequential(tnn.Linear(784, 256), tnn.ReLU(), tnn.Linear(256, 256),
+                             tnn.ReLU(), tnn.Linear(256, 10))
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x, y = _data(kind)
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y).long()
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(tx), ty).backward()
+        opt.step()
+
+    return step, torch.set_num_threads
+
+
+# -- the real MNN wheel -----------------------------------------------------------------
+
+def wheel_step(kind):
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):  # the wheel prints on import
+        import MNN
+    F, nn = MNN.expr, MNN.nn
+    F.lazy_eval(True)  # the wheel trains only in lazy mode
+
+    class LeNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.conv(1, 20, [5, 5])
+            self.conv2 = nn.conv(20, 50, [5, 5])
+            self.fc1 = nn.linear(800, 500)
+            self.fc2 = nn.linear(500, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.max_pool(x, [2, 2], [2, 2])
+            x = F.relu(self.conv2(x))
+            x = F.max_pool(x, [2, 2], [2, 2])
+            x = F.convert(x, F.NCHW)
+            x = F.reshape(x, [0, -1])
+            x = F.relu(self.fc1(x))
+            return F.softmax(self.fc2(x), 1)
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.linear(784, 256)
+            self.fc2 = nn.linear(256, 256)
+            self.fc3 = nn.linear(256, 10)
+
+        def forward(self, x):
+            x = F.relu(self.fc1(x))
+            x = F.relu(self.fc2(x))
+            return F.softmax(self.fc3(x), 1)
+
+    net = LeNet() if kind == "lenet" else MLP()
+    opt = MNN.optim.SGD(net, 0.01, 0.9, 0.0)
+    x, y = _data(kind)
+    onehot = np.eye(10, dtype=np.float32)[y]
+
+    def step():
+        data = F.const(x.ravel().tolist(), list(x.shape), F.NCHW)
+        if kind == "lenet":
+            data = F.convert(data, F.NC4HW4)
+        target = F.const(onehot.ravel().tolist(), [BATCH, 10], F.NCHW)
+        loss = nn.loss.cross_entropy(net.forward(data), target)
+        opt.step(loss)
+
+    return step, F.set_thread_number
+
+
+PEERS = {"mnn": mnn_step, "torch": torch_step, "MNN wheel": wheel_step}
+
+
+def _median_ms(step, repeat):
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def time_all(models, repeat, peers):
+    steps = {(name, kind): PEERS[name](kind) for name in peers for kind in models}
+    for threads in (1, 2):
+        print(f"\n{threads} thread(s): median ms per training step (batch {BATCH})")
+        for kind in models:
+            row = {}
+            for name in peers:
+                step, set_threads = steps[(name, kind)]
+                set_threads(threads)
+                row[name] = _median_ms(step, repeat)
+            cells = "  ".join(f"{n} {t:7.2f}" for n, t in row.items())
+            ratios = "  ".join(f"ours/{n} {row['mnn'] / t:5.2f}" for n, t in row.items()
+                               if n != "mnn")
+            print(f"  {kind:6s} {cells}   {ratios}")
+
+
+def _child(name, kind, steps):
+    """Run ``steps`` training steps and print the peak RSS in MB as JSON."""
+    step, set_threads = PEERS[name](kind)
+    set_threads(1)
+    for _ in range(steps):
+        step()
+    print(json.dumps({"peak_mb": _peak_rss_kb() / 1024}))
+
+
+def _peak_rss_kb():
+    # VmHWM is this process's own high-water mark; ru_maxrss would carry the parent's
+    # peak across exec on Linux.
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def memory_all(peers, steps=20):
+    print(f"\npeak memory, LeNet, {steps} steps, own process each (imports included)")
+    here = os.path.abspath(__file__)
+    for name in peers:
+        out = subprocess.run([sys.executable, here, "--child", name, "lenet", str(steps)],
+                             capture_output=True, text=True, check=True)
+        peak = json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
+        print(f"  {name:10s} {peak:7.1f} MB")
+
+
+def main():
+    parser = argparse.ArgumentParser(description="training-step benchmark")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--models", nargs="+", default=["lenet", "mlp"],
+                        choices=["lenet", "mlp"])
+    parser.add_argument("--peers", nargs="+", default=list(PEERS), choices=list(PEERS))
+    parser.add_argument("--child", nargs=3, metavar=("PEER", "MODEL", "STEPS"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--no-memory", action="store_true")
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child[0], args.child[1], int(args.child[2]))
+        return
+    time_all(args.models, args.repeat, args.peers)
+    if not args.no_memory:
+        memory_all(args.peers)
+
+
+if __name__ == "__main__":
+    main()
