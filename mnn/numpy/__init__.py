@@ -8,8 +8,11 @@ get numpy's methods (``x.sum()``, ``x.reshape(2, 3)``, ``x.T``, ...).
 Where this differs from numpy, and why
 --------------------------------------
 - Default dtypes are MNN.numpy's: Python floats give float32 and Python ints int32;
-  ``zeros``/``ones``/``empty``/``eye``/``arange`` of floats/``linspace`` give float32
-  (numpy: float64/int64). numpy arrays keep their dtype; ``dtype=float`` means float64.
+  ``eye``/``arange`` of floats/``linspace`` give float32 (numpy: float64/int64).
+  ``zeros``/``ones``/``empty`` give float32, MNN.numpy's documented default (the wheel
+  actually returns int32 there, from filling with the Python int 0). numpy arrays keep
+  their dtype; ``dtype=float`` means float64.
+- Means of integers are float64 as in numpy (MNN.numpy casts to float32 first).
 - Index and count results (``argsort``, ``nonzero``, ``unique``'s extras,
   ``searchsorted``, ``bincount``, ``count_nonzero``) are int32, MNN's integer type.
 - Sums and products of integers keep the integer dtype (MNN); numpy widens to int64.

@@ -28,6 +28,14 @@ __all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarra
 _F32 = np.dtype(np.float32)
 
 
+def _check_device_like(device, like):
+    # numpy accepts only the CPU device; ``like`` dispatches to other array libraries.
+    if device not in (None, "cpu"):
+        raise ValueError(f"mnn.numpy: device must be 'cpu' or None, got {device!r}")
+    if like is not None and not isinstance(like, (Var, np.ndarray)):
+        raise TypeError(f"mnn.numpy: like= must be a Var or ndarray, got {type(like).__name__}")
+
+
 def _check_order(order):
     if order is not None and order not in ("C", "F", "A", "K"):
         raise OpError(f"mnn.numpy: order must be one of C, F, A, K; got {order!r}")
@@ -78,14 +86,16 @@ def _copy_var(x):
     return cast(Var(x.expr, x.index), x.dtype)
 
 
-def asarray(a, dtype=None, order=None):
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """``a`` as a Var, without copying a Var of the right dtype."""
-    return array(a, dtype, copy=False, order=order)
+    _check_device_like(device, like)
+    return array(a, dtype, copy=bool(copy), order=order)
 
 
-def asanyarray(a, dtype=None, order=None):
+def asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """Same as :func:`asarray` (there are no Var subclasses)."""
-    return array(a, dtype, copy=False, order=order)
+    _check_device_like(device, like)
+    return array(a, dtype, copy=bool(copy), order=order)
 
 
 def ascontiguousarray(a, dtype=None):
@@ -173,9 +183,10 @@ def copyto(dst, src, casting="same_kind", where=True):
 
 # -- from shapes ------------------------------------------------------------------------
 
-def full(shape, fill_value, dtype=None, order="C"):
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """A Var of ``shape`` filled with ``fill_value`` (its dtype by MNN's defaults unless
     ``dtype`` is given)."""
+    _check_device_like(device, like)
     _check_order(order)
     shape = shape_tuple(shape)
     value = asvar(fill_value, dtype)
@@ -185,18 +196,21 @@ def full(shape, fill_value, dtype=None, order="C"):
     return _creation.fill(shape, reshape(value, []))
 
 
-def zeros(shape, dtype=np.float32, order="C"):
+def zeros(shape, dtype=np.float32, order="C", *, device=None, like=None):
     """A Var of zeros (float32 by default)."""
+    _check_device_like(device, like)
     return full(shape, 0, npdtype(dtype) if dtype is not None else _F32, order)
 
 
-def ones(shape, dtype=np.float32, order="C"):
+def ones(shape, dtype=np.float32, order="C", *, device=None, like=None):
     """A Var of ones (float32 by default)."""
+    _check_device_like(device, like)
     return full(shape, 1, npdtype(dtype) if dtype is not None else _F32, order)
 
 
-def empty(shape, dtype=np.float32, order="C"):
+def empty(shape, dtype=np.float32, order="C", *, device=None, like=None):
     """A Var of ``shape`` (numpy leaves it uninitialized; here it holds zeros)."""
+    _check_device_like(device, like)
     return zeros(shape, dtype, order)
 
 
@@ -207,37 +221,44 @@ def _like(prototype, dtype, shape):
     return dt, sh
 
 
-def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """``fill_value`` in the shape and dtype of ``a`` (or the given ones)."""
+    _check_device_like(device, None)
     dt, sh = _like(a, dtype, shape)
     return full(sh, np.asarray(fill_value).astype(dt) if not isinstance(fill_value, Var)
                 else cast(fill_value, dt), dt)
 
 
-def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Zeros in the shape and dtype of ``a``."""
+    _check_device_like(device, None)
     return full_like(a, 0, dtype, order, subok, shape)
 
 
-def ones_like(a, dtype=None, order="K", subok=True, shape=None):
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Ones in the shape and dtype of ``a``."""
+    _check_device_like(device, None)
     return full_like(a, 1, dtype, order, subok, shape)
 
 
-def empty_like(prototype, dtype=None, order="K", subok=True, shape=None):
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """A Var in the shape and dtype of ``prototype`` (zeros here)."""
+    _check_device_like(device, None)
     return zeros_like(prototype, dtype, order, subok, shape)
 
 
-def eye(N, M=None, k=0, dtype=np.float32, order="C"):  # noqa: N803 - numpy's names
+def eye(N, M=None, k=0, dtype=np.float32, order="C", *, device=None,  # noqa: N803
+        like=None):
     """A 2-d Var with ones on diagonal ``k`` (float32 by default)."""
+    _check_device_like(device, like)
     _check_order(order)
     dt = npdtype(dtype) if dtype is not None else _F32
     return const(np.eye(int(N), None if M is None else int(M), int(k), dtype=dt))
 
 
-def identity(n, dtype=np.float32):
+def identity(n, dtype=np.float32, *, like=None):
     """The ``n`` x ``n`` identity (float32 by default)."""
+    _check_device_like(None, like)
     return eye(n, dtype=dtype)
 
 
@@ -355,13 +376,14 @@ def _number(v):
     return v
 
 
-def arange(*args, dtype=None, **kwargs):
+def arange(*args, dtype=None, device=None, like=None, **kwargs):
     """Evenly spaced values in ``[start, stop)`` (numpy's ``arange``).
 
     ``arange(stop)``, ``arange(start, stop)``, ``arange(start, stop, step)``, or the
     keywords ``start``/``stop``/``step``. Integer arguments give int32 and floats float32
     (MNN's defaults) unless ``dtype`` is given.
     """
+    _check_device_like(device, like)
     names = ("start", "stop", "step")
     for key in kwargs:
         if key not in names:
@@ -389,9 +411,11 @@ def arange(*args, dtype=None, **kwargs):
     return const(np.arange(start, stop, step).astype(dt))
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):
     """``num`` evenly spaced samples over ``[start, stop]`` (numpy's ``linspace``;
     float32 by default)."""
+    _check_device_like(device, None)
     num = int(num)
     if num < 0:
         raise ValueError(f"mnn.numpy.linspace: number of samples {num} must be "

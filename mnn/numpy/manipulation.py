@@ -42,23 +42,24 @@ def size(a, axis=None):
     return x.shape[axis_index(axis, x.ndim)]
 
 
-def reshape(a, *newshape, order="C", shape=None):  # noqa: A002 - numpy 2's keyword
+def reshape(a, *dims, order="C", shape=None, newshape=None, copy=None):  # noqa: A002
     """``a`` with a new shape (numpy's rules: one -1 is inferred, 0 is a zero size).
 
-    ``reshape(a, (2, 3))``, ``reshape(a, 2, 3)`` and ``reshape(a, shape=(2, 3))`` all
-    work.
+    ``reshape(a, (2, 3))``, ``reshape(a, 2, 3)``, ``reshape(a, shape=(2, 3))`` and numpy
+    1's ``newshape=`` all work. ``copy`` is accepted: a Var's values are never shared
+    with the caller, so whether numpy would copy is not observable.
     """
     if order not in ("C", "A"):
         raise OpError(f"mnn.numpy.reshape: only C order is supported, got {order!r}")
-    if shape is not None:
-        if newshape:
-            raise TypeError("mnn.numpy.reshape: give the shape once")
-        newshape = (shape,)
-    if len(newshape) == 1:
-        newshape = newshape[0]
-    if isinstance(newshape, (int, np.integer)):
-        newshape = (int(newshape),)
-    return _mv.reshape(asvar(a), [int(d) for d in newshape], zero_copies=False)
+    given = [d for d in (dims or None, shape, newshape) if d is not None]
+    if len(given) != 1:
+        raise TypeError("mnn.numpy.reshape: give the shape exactly once")
+    target = given[0]
+    if isinstance(target, tuple) and len(target) == 1 and dims:
+        target = target[0]
+    if isinstance(target, (int, np.integer)):
+        target = (int(target),)
+    return _mv.reshape(asvar(a), [int(d) for d in target], zero_copies=False)
 
 
 def ravel(a, order="C"):

@@ -78,16 +78,36 @@ def _nan_extreme(fn, a, axis, keepdims, fill):
     return select(all_nan, const(np.asarray(np.nan, x.dtype)), result)
 
 
-def nanmax(a, axis=None, out=None, keepdims=False):
-    """The maximum ignoring NaN (NaN for all-NaN slices)."""
-    no_out(out)
-    return _nan_extreme(_red.reduce_max, a, axis, keepdims, -np.inf)
+def _nan_reduce_args(a, where):
+    x = asvar(a)
+    if where is not True:
+        if x.dtype.kind != "f":
+            x = cast(x, np.float64)
+        x = select(asvar(where), x, const(np.asarray(np.nan, x.dtype)))
+    return x
 
 
-def nanmin(a, axis=None, out=None, keepdims=False):
-    """The minimum ignoring NaN (NaN for all-NaN slices)."""
+def _with_initial(result, initial, pick):
+    if initial is None:
+        return result
+    # fmax/fmin: an all-NaN (or fully masked) slice gives the initial value.
+    return pick(result, initial)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """The maximum ignoring NaN (NaN for all-NaN slices unless ``initial`` is given)."""
     no_out(out)
-    return _nan_extreme(_red.reduce_min, a, axis, keepdims, np.inf)
+    x = _nan_reduce_args(a, where)
+    result = _nan_extreme(_red.reduce_max, x, axis, keepdims, -np.inf)
+    return _with_initial(result, initial, _nm.fmax)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """The minimum ignoring NaN (NaN for all-NaN slices unless ``initial`` is given)."""
+    no_out(out)
+    x = _nan_reduce_args(a, where)
+    result = _nan_extreme(_red.reduce_min, x, axis, keepdims, np.inf)
+    return _with_initial(result, initial, _nm.fmin)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):

@@ -52,7 +52,7 @@ CASES = [
     C("array", f64, exact=True), C("array", u8, exact=True),
     C("array", [[1.5, 2.0]], ref=lambda x: np.array(x, np.float32), exact=True, raw=(0,)),
     C("array", f32, ndmin=4, exact=True), C("array", i32, dtype=np.float64, exact=True),
-    C("asarray", b, exact=True), C("asanyarray", i32, exact=True),
+    C("asarray", b, exact=True), C("asarray", f32, copy=True, device="cpu", exact=True), C("asanyarray", i32, exact=True),
     C("ascontiguousarray", f32, exact=True), C("asfortranarray", f64, exact=True),
     C("asarray_chkfinite", f32, exact=True),
     C("asfarray", i32, ref=lambda a: a.astype(np.float32), exact=True),
@@ -214,7 +214,8 @@ CASES = [
     # -- statistics -----------------------------------------------------------------------
     C("amax", f32), C("amax", f64, axis=(0, 1)), C("amin", i32, axis=0, keepdims=True),
     C("max", u8, axis=1), C("min", f32, initial=-10.0), C("max", f32, where=b, initial=-9.0),
-    C("nanmax", nan_f, axis=1), C("nanmin", nan_f), C("ptp", f32, axis=0), C("ptp", i32),
+    C("nanmax", nan_f, axis=1), C("nanmin", nan_f),
+    C("nanmax", nan_f, axis=0, initial=1.0, where=b), C("nanmin", i32, initial=-9), C("ptp", f32, axis=0), C("ptp", i32),
     C("mean", f32), C("mean", i32, axis=1), C("mean", f64, axis=(0, 2), keepdims=True),
     C("mean", f32, where=b, axis=1), C("nanmean", nan_f, axis=1),
     C("average", f32), C("average", f32, axis=1, weights=v5b[:4] + 4),
