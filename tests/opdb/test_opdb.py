@@ -15,12 +15,7 @@ OP_PACKAGES = ["mnn.express", "mnn.numpy", "mnn.nn", "mnn.cv", "mnn.format", "co
 
 # Ops known to lack samples, each with the reason. Owners: add a samples file and remove
 # your ops from here (test_pending_is_not_stale fails once an op here has samples).
-_NN = "added by the NN-ops helper (mnn/express/ops/nn_*.py); samples to be added by them"
 PENDING = {
-    **dict.fromkeys(["avg_pool", "avg_pool_grad", "conv2d", "conv2d_backprop_filter",
-                     "conv2d_backprop_input", "elu", "gelu_tanh", "hardsigmoid", "hardswish",
-                     "log_softmax", "max_pool", "max_pool_grad", "prelu", "relu", "relu6",
-                     "selu", "silu", "softmax", "softplus", "softsign"], _NN),
 }
 
 SAMPLES = load("SAMPLES")

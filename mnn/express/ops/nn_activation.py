@@ -75,7 +75,7 @@ def _relu_np(x, slope):
 
 def _relu_infer(metas, slope):
     x = metas[0]
-    if x.dtype.kind not in "fi":
+    if x.dtype.kind not in "fiu":
         raise OpError(f"needs a numeric input, got {x.dtype}")
     return [(x.shape, x.dtype)]
 
