@@ -3,12 +3,13 @@
 Usage::
 
     mnn-bench model.mnn [more.mnn | folder ...] [--loops 10] [--warmup 3] [--threads 4]
-              [--shape x:1,3,224,224] [--seed 0]
+              [--shape x:1,3,224,224] [--seed 0] [--per-op]
 
 For each model: load time, then the average, min and max latency in ms over ``--loops``
 runs after ``--warmup`` runs, and the peak memory: the largest total of arrays alive during
 one run (numpy reports its buffers to :mod:`tracemalloc`) plus the weights, and the
-process's peak resident size. Inputs are random normal floats (zeros for integer inputs)
+process's peak resident size. ``--per-op`` adds a table of time and MFLOPs per op type
+from one profiled run. Inputs are random normal floats (zeros for integer inputs)
 of the declared shapes; unknown dimensions are 1 unless ``--shape`` gives them.
 """
 import argparse
@@ -105,11 +106,29 @@ def benchmark_model(path, loops=10, warmup=3, threads=4, shapes=None, seed=0,
     finally:
         tracemalloc.stop()
     weights = sum(v.nbytes for v in module.plan.constants.values())
-    return {"model": path, "load_ms": load_ms, "avg_ms": float(np.mean(times)),
+    per_op = _profile_ops(module, arrays)
+    return {"per_op": per_op, "model": path, "load_ms": load_ms, "avg_ms": float(np.mean(times)),
             "min_ms": float(np.min(times)), "max_ms": float(np.max(times)),
             "peak_run_mb": peak / 2**20, "weights_mb": weights / 2**20,
             "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "ops": len(module.plan.steps), "threads": threads}
+
+
+def _profile_ops(module, arrays):
+    """One run with a hook after each op: op type -> [count, ms, MFLOPs]."""
+    from ..runtime.session import op_mflops
+
+    table = {}
+
+    def after(step, args, outs, seconds):
+        row = table.setdefault(step.op.name, [0, 0.0, 0.0])
+        row[0] += 1
+        row[1] += seconds * 1e3
+        row[2] += op_mflops(step.op.name, [a.shape for a in args], [o.shape for o in outs])
+        return True
+
+    module.run_arrays(arrays, after=after)
+    return table
 
 
 def _model_paths(paths):
@@ -134,6 +153,8 @@ def main(argv=None):
                         help="input shape, name:1,3,224,224 (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--per-op", action="store_true",
+                        help="time per op type (one profiled run)")
     args = parser.parse_args(argv)
     from ..express.errors import MnnError
 
@@ -157,6 +178,13 @@ def main(argv=None):
         print(f"  peak memory: {r['peak_run_mb'] + r['weights_mb']:.2f} MB (weights "
               f"{r['weights_mb']:.2f} MB + run {r['peak_run_mb']:.2f} MB), max RSS "
               f"{r['max_rss_mb']:.1f} MB")
+        if args.per_op:
+            total = sum(row[1] for row in r["per_op"].values()) or 1.0
+            print(f"  {'op type':<22}{'count':>6}{'ms':>10}{'%':>7}{'MFLOPs':>10}")
+            for name, (count, ms, mflops) in sorted(r["per_op"].items(),
+                                                   key=lambda kv: -kv[1][1]):
+                print(f"  {name:<22}{count:>6}{ms:>10.3f}{100 * ms / total:>7.1f}"
+                      f"{mflops:>10.2f}")
     return status
 
 

@@ -11,13 +11,16 @@ pytest.importorskip("mnn.format.reader")
 
 def test_bench_reports_latency_and_memory(wheel_models, capsys):
     _, path = wheel_models("elementwise")
-    assert main([path, "--loops", "4", "--warmup", "1", "--threads", "1", "--quiet"]) == 0
+    assert main([path, "--loops", "4", "--warmup", "1", "--threads", "1", "--quiet",
+                 "--per-op"]) == 0
     out = capsys.readouterr().out
     m = re.search(r"max = +([\d.]+) ms +min = +([\d.]+) ms +avg = +([\d.]+) ms", out)
     assert m, out
     mx, mn, avg = (float(g) for g in m.groups())
     assert mn <= avg <= mx
     assert "peak memory" in out and "load" in out
+    op_rows = set(re.findall(r"^  (\w+) +1 +[\d.]+ ", out, re.M))  # type, count 1, ms
+    assert op_rows == {"add", "tanh", "exp", "multiply"}
 
 
 def test_bench_measures(wheel_models):
