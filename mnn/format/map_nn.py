@@ -82,8 +82,11 @@ def _decode_conv(ctx, op, inputs):
     attrs = dict(strides=(int(c["strideY"]), int(c["strideX"])),
                  dilations=(int(c["dilateY"]), int(c["dilateX"])), pads=pads,
                  group=int(group), padding_mode=mode)
-    y = _graph.apply("conv2d", [x, w] + ([b] if b is not None else []), **attrs)[0]
-    return [_activation(y, c)]
+    if c["relu6"]:
+        attrs["clamp"] = (0.0, 6.0)
+    elif c["relu"]:
+        attrs["clamp"] = (0.0, float("inf"))
+    return _graph.apply("conv2d", [x, w] + ([b] if b is not None else []), **attrs)
 
 
 @encoder("conv2d")
@@ -99,6 +102,16 @@ def _encode_conv(ctx, expr):
               "outputCount": out_c, "inputCount": in_per_group * group,
               "padY": a["pads"][0], "padX": a["pads"][1],
               "pads": np.asarray(a["pads"], np.int32)}
+    clamp = a.get("clamp")
+    after = None
+    if clamp is not None:
+        low, high = float(clamp[0]), float(clamp[1])
+        if low == 0.0 and high == 6.0:
+            common["relu6"] = True
+        elif low == 0.0 and high == float("inf"):
+            common["relu"] = True
+        else:
+            after = (low, high)     # any other clamp: a ReLU6 (MNN's clip) after the op
     depthwise = group > 1 and group == out_c and in_per_group == 1
     type_name = "ConvolutionDepthwise" if depthwise else "Convolution"
     w_value = ctx.static(w)
@@ -114,6 +127,11 @@ def _encode_conv(ctx, expr):
         param.update(quantize.encode_conv_weights(ctx, w_value, b_value))
         out = ctx.emit(expr, type_name, "Convolution2D", param, [src],
                        outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    if after is not None:
+        clipped = ctx.new_tensor(expr.outputs[0].name + "__clip")
+        ctx.emit(expr, "ReLU6", "Relu6", {"minValue": after[0], "maxValue": after[1]},
+                 [out[0]], outputs=[clipped])
+        out = [clipped]
     ctx.from_nc4hw4(expr, out[0])
 
 

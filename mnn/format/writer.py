@@ -126,12 +126,19 @@ class EncodeContext:
         return len(self.names) - 1
 
     def tensor(self, item):
-        """Tensor index of a Var already written (or an index passed through)."""
+        """Tensor index of a Var already written (or an index passed through).
+
+        Constants are written on first use: weights that an op keeps inside its own
+        parameter table (convolutions) never become Const ops of their own.
+        """
         if isinstance(item, (int, np.integer)):
             return int(item)
         key = (item.expr.id, item.index)
         if key not in self.index:
-            raise RuntimeError(f"mnn internal error: {item.name} used before it was written")
+            if item.expr.kind not in ("const", "trainable"):
+                raise RuntimeError(f"mnn internal error: {item.name} used before it was "
+                                   "written")
+            ENCODERS[item.expr.kind](self, item.expr)
         return self.index[key]
 
     def bind(self, var):
@@ -276,6 +283,8 @@ def _encode_graph(ctx, named):
     for expr in _topological([v for _, v in named]):
         if any((expr.id, i) in ctx.index for i in range(len(expr.outputs))):
             continue  # written already (a subgraph's inputs come first)
+        if expr.kind in ("const", "trainable"):
+            continue  # written on first use (see EncodeContext.tensor)
         if expr.kind == "op":
             # Shapes may have changed since the graph was built (resize): refresh them.
             expr.refresh_metas()
