@@ -177,7 +177,7 @@ def main(argv=None):
             for threads in (1, 2):
                 try:
                     rows, err = bench_model(name, onnx_path, mnn_path, threads, args.runs)
-                except Exception as exc:  # report and go on with the other models
+                except Exception as exc:  # noqa: BLE001 - report, go on with the others
                     print(f"\n{name}, {threads} thread(s): failed: {type(exc).__name__}: "
                           f"{exc}")
                     continue

@@ -11,7 +11,7 @@ from ..express.errors import MnnError
 # mnn.runtime.module imports mnn.nn.module: import it inside the functions, so that either
 # package can be imported first.
 
-__all__ = ["load_module_from_file", "load_module_from_buffer", "load_graph_module"]
+__all__ = ["load_graph_module", "load_module_from_buffer", "load_module_from_file"]
 
 
 def load_module_from_file(file_name, input_names, output_names, dynamic=False,

@@ -62,7 +62,7 @@ def _option_value(value, table, what):
     """An enum-like option as an int: ints, names ("CPU", "Normal") or enum members."""
     if isinstance(value, str):
         key = value.upper()
-    elif hasattr(value, "name") and isinstance(getattr(value, "name"), str):
+    elif hasattr(value, "name") and isinstance(value.name, str):
         key = value.name.upper()
     else:
         try:
@@ -81,8 +81,16 @@ def _option_value(value, table, what):
 class RuntimeConfig:
     """The load options of a module, checked once (pymnn's names and defaults)."""
 
-    __slots__ = ("dynamic", "shape_mutable", "rearrange", "backend", "memory_mode",
-                 "power_mode", "precision_mode", "thread_num")
+    __slots__ = (
+        "backend",
+        "dynamic",
+        "memory_mode",
+        "power_mode",
+        "precision_mode",
+        "rearrange",
+        "shape_mutable",
+        "thread_num",
+    )
 
     def __init__(self, dynamic=False, shape_mutable=True, rearrange=False, backend=0,
                  memory_mode=0, power_mode=0, precision_mode=0, thread_num=1):
@@ -182,7 +190,7 @@ class LoadedModule(Module):
     def __call__(self, *inputs):
         return self.forward(*inputs)
 
-    def onForward(self, inputs):  # noqa: N802 - pymnn's name
+    def onForward(self, inputs):
         """Run the model on a list of inputs (Vars or arrays); returns a list of Vars."""
         arrays = self._arrays(inputs)
         outs = self.run_arrays(arrays)

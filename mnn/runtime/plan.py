@@ -47,7 +47,7 @@ class RunStopped(Exception):
 class PlanStep:
     """One op of a plan: what to call, on which slots, and which slots die after it."""
 
-    __slots__ = ("op", "compute", "attrs", "inputs", "outputs", "free", "name")
+    __slots__ = ("attrs", "compute", "free", "inputs", "name", "op", "outputs")
 
     def __init__(self, op, attrs, inputs, outputs, name):
         self.op = op
@@ -118,8 +118,7 @@ class Plan:
         order = []
         seen = set()
         for out in self.output_vars:
-            for expr in _ancestors_stop(out.expr, input_exprs, seen):
-                order.append(expr)
+            order.extend(_ancestors_stop(out.expr, input_exprs, seen))
         steps = []
         for expr in order:
             if expr.id in input_exprs:

@@ -16,8 +16,14 @@ from .module import RuntimeConfig, declared_shape
 from .plan import RunStopped
 from .tensor import Tensor, dim_type_of
 
-__all__ = ["Interpreter", "Session", "OpInfo", "NO_ERROR", "CALL_BACK_STOP",
-           "op_mflops"]
+__all__ = [
+    "CALL_BACK_STOP",
+    "NO_ERROR",
+    "Interpreter",
+    "OpInfo",
+    "Session",
+    "op_mflops",
+]
 
 # MNN's ErrorCode values returned by runSession.
 NO_ERROR = 0
@@ -37,11 +43,12 @@ def op_mflops(op_name, in_shapes, out_shapes):
     out_elems = float(sum(int(np.prod(s, dtype=np.int64)) for s in out_shapes if s is not None))
     if op_name.startswith("conv") and len(in_shapes) > 1 and in_shapes[1]:
         weight = in_shapes[1]
-        per_output = int(np.prod(weight, dtype=np.int64)) // max(int(weight[0]), 1)
-        if op_name.startswith("conv_transpose") or op_name.startswith("deconv"):
-            per_output = int(np.prod(weight[2:], dtype=np.int64)) * int(weight[0])
-            per_output //= max(int(in_shapes[0][1]) if len(in_shapes[0]) > 1 else 1, 1)
-        return out_elems * per_output / _MEGA
+        per_weight_row = int(np.prod(weight, dtype=np.int64)) // max(int(weight[0]), 1)
+        if "transpose" in op_name:
+            # Each input element is scattered over a weight row: count input elements.
+            in_elems = float(np.prod(in_shapes[0], dtype=np.int64))
+            return in_elems * per_weight_row / _MEGA
+        return out_elems * per_weight_row / _MEGA
     if op_name == "matmul" and in_shapes and in_shapes[0]:
         return out_elems * int(in_shapes[0][-1]) / _MEGA
     return out_elems / _MEGA
@@ -50,7 +57,7 @@ def op_mflops(op_name, in_shapes, out_shapes):
 class OpInfo:
     """What a ``runSessionWithCallBackInfo`` callback learns about an op."""
 
-    __slots__ = ("_name", "_type", "_flops", "_time")
+    __slots__ = ("_flops", "_name", "_time", "_type")
 
     def __init__(self, name, op_type, flops, seconds=0.0):
         self._name = name
@@ -58,19 +65,19 @@ class OpInfo:
         self._flops = flops
         self._time = seconds
 
-    def getName(self):  # noqa: N802 - MNN's names
+    def getName(self):
         """The op's (output tensor's) name."""
         return self._name
 
-    def getType(self):  # noqa: N802
+    def getType(self):
         """The op type (mnn's op name, e.g. ``conv2d``, ``add``)."""
         return self._type
 
-    def getFlops(self):  # noqa: N802
+    def getFlops(self):
         """Work of the op in MFLOPs (see :func:`op_mflops`)."""
         return self._flops
 
-    def getTime(self):  # noqa: N802 - an addition: MNN has no per-op time here
+    def getTime(self):
         """Seconds the op took (in the end callback; 0 in the begin callback)."""
         return self._time
 
@@ -176,7 +183,7 @@ class Interpreter:
         self._hints = {}
 
     # -- sessions --------------------------------------------------------------------
-    def createSession(self, config=None, runtime=None):  # noqa: N802 - MNN's names
+    def createSession(self, config=None, runtime=None):
         """Make a :class:`Session`.
 
         ``config`` keys (MNN's): ``backend`` ("CPU"/0 only), ``precision``
@@ -216,23 +223,23 @@ class Interpreter:
             raise MnnError(f"mnn: expected a Session, got {type(session).__name__}")
         return session
 
-    def getSessionInput(self, session, tensorName=None):  # noqa: N802,N803
+    def getSessionInput(self, session, tensorName=None):
         """The input Tensor named ``tensorName`` (the first input when None)."""
         return _pick(self._session(session).inputs, tensorName, "input")
 
-    def getSessionOutput(self, session, tensorName=None):  # noqa: N802,N803
+    def getSessionOutput(self, session, tensorName=None):
         """The output Tensor named ``tensorName`` (the first output when None)."""
         return _pick(self._session(session).outputs, tensorName, "output")
 
-    def getSessionInputAll(self, session):  # noqa: N802
+    def getSessionInputAll(self, session):
         """All input Tensors by name."""
         return dict(self._session(session).inputs)
 
-    def getSessionOutputAll(self, session):  # noqa: N802
+    def getSessionOutputAll(self, session):
         """All output Tensors by name."""
         return dict(self._session(session).outputs)
 
-    def resizeTensor(self, tensor, shape):  # noqa: N802
+    def resizeTensor(self, tensor, shape):
         """Give a session input tensor a new shape (zero-filled until written)."""
         if not isinstance(tensor, Tensor):
             raise MnnError(f"mnn: resizeTensor needs a Tensor, got {type(tensor).__name__}")
@@ -244,16 +251,16 @@ class Interpreter:
         if tensor._owner is not None:
             tensor._owner.resize_status = 2
 
-    def resizeSession(self, session):  # noqa: N802
+    def resizeSession(self, session):
         """Re-infer the session's tensor shapes after ``resizeTensor``; returns True."""
         self._session(session).resize()
         return True
 
-    def runSession(self, session):  # noqa: N802
+    def runSession(self, session):
         """Run the model on the session's input tensors; returns 0 (NO_ERROR)."""
         return self._session(session).run()
 
-    def runSessionWithCallBack(self, session, begin_callback, end_callback):  # noqa: N802
+    def runSessionWithCallBack(self, session, begin_callback, end_callback):
         """Run with ``begin(tensors, name)`` before and ``end(tensors, name)`` after each op
         (input tensors, then output tensors); a false result stops the run (returns 11)."""
         def before(step, args):
@@ -264,7 +271,7 @@ class Interpreter:
 
         return self._session(session).run(before, after)
 
-    def runSessionWithCallBackInfo(self, session, begin_callback, end_callback):  # noqa: N802
+    def runSessionWithCallBackInfo(self, session, begin_callback, end_callback):
         """As :meth:`runSessionWithCallBack`, the callbacks get an :class:`OpInfo`
         (name, type, MFLOPs, and the op's time in the end callback)."""
         def info(step, args, outs, seconds):
@@ -280,7 +287,7 @@ class Interpreter:
 
         return self._session(session).run(before, after)
 
-    def getSessionInfo(self, session, code):  # noqa: N802
+    def getSessionInfo(self, session, code):
         """MNN's session info: 0 memory (MB), 1 FLOPs (M), 2 backend type (0: CPU),
         3 resize status (0 ready, 2 needs resizeSession), 4 thread count."""
         session = self._session(session)
@@ -298,7 +305,7 @@ class Interpreter:
         raise MnnError(f"mnn: getSessionInfo: unknown code {code} (0 memory, 1 flops, "
                        "2 backends, 3 resize status, 4 thread number)")
 
-    def getModelVersion(self):  # noqa: N802
+    def getModelVersion(self):
         """The version string stored in the file (mnn's version when it has none)."""
         from .. import _version
 
@@ -306,11 +313,11 @@ class Interpreter:
         version = extra.get("version") if isinstance(extra, dict) else None
         return version or _version.__version__
 
-    def setSessionMode(self, mode):  # noqa: N802
+    def setSessionMode(self, mode):
         """Recorded for compatibility (mnn's sessions always allow callbacks)."""
         self._mode[int(mode)] = True
 
-    def setSessionHint(self, mode, value):  # noqa: N802
+    def setSessionHint(self, mode, value):
         """Recorded for compatibility (the hints tune GPU backends)."""
         self._hints[int(mode)] = int(value)
 

@@ -12,10 +12,19 @@ import numpy as np
 from ..express.errors import MnnError
 from ..express.formats import NC4HW4, NHWC
 
-__all__ = ["Tensor", "HalideType", "Halide_Type_Int", "Halide_Type_Int64",
-           "Halide_Type_Float", "Halide_Type_Double", "Halide_Type_Uint8",
-           "Halide_Type_String", "Tensor_DimensionType_Tensorflow",
-           "Tensor_DimensionType_Caffe", "Tensor_DimensionType_Caffe_C4"]
+__all__ = [
+    "HalideType",
+    "Halide_Type_Double",
+    "Halide_Type_Float",
+    "Halide_Type_Int",
+    "Halide_Type_Int64",
+    "Halide_Type_String",
+    "Halide_Type_Uint8",
+    "Tensor",
+    "Tensor_DimensionType_Caffe",
+    "Tensor_DimensionType_Caffe_C4",
+    "Tensor_DimensionType_Tensorflow",
+]
 
 Tensor_DimensionType_Tensorflow = 0
 Tensor_DimensionType_Caffe = 1
@@ -26,7 +35,7 @@ _DIM_TYPES = (0, 1, 2)
 class HalideType:
     """An element type of the session API (MNN's ``Halide_Type_*`` constants)."""
 
-    __slots__ = ("name", "dtype")
+    __slots__ = ("dtype", "name")
 
     def __init__(self, name, dtype):
         self.name = name
@@ -158,28 +167,28 @@ class Tensor:
         self._halide = _BY_DTYPE.get(array.dtype)  # None for types MNN's API lacks (bool)
 
     # -- information -----------------------------------------------------------------
-    def getShape(self):  # noqa: N802 - MNN's names throughout
+    def getShape(self):
         """The shape as a tuple, in this tensor's layout."""
         return tuple(int(d) for d in self._array.shape)
 
-    def getDataType(self):  # noqa: N802
+    def getDataType(self):
         """The Halide type constant (``Halide_Type_Float`` ...), None for other types."""
         return self._halide
 
-    def getDimensionType(self):  # noqa: N802
+    def getDimensionType(self):
         """0 (Tensorflow, NHWC), 1 (Caffe, NCHW) or 2 (Caffe_C4)."""
         return self._dim_type
 
     # -- data ------------------------------------------------------------------------
-    def getData(self):  # noqa: N802
+    def getData(self):
         """The elements as a flat tuple of Python numbers."""
         return tuple(self._array.ravel().tolist())
 
-    def getNumpyData(self):  # noqa: N802
+    def getNumpyData(self):
         """The data as a new ndarray (never overwritten by later runs)."""
         return np.array(self._array, copy=True)
 
-    def fromNumpy(self, array):  # noqa: N802
+    def fromNumpy(self, array):
         """Copy ``array`` in (same number of elements; cast to this tensor's type)."""
         array = np.asarray(array)
         if array.size != self._array.size:
@@ -187,7 +196,7 @@ class Tensor:
                            f"shape {list(self._array.shape)}")
         self._array = array.astype(self._array.dtype).reshape(self._array.shape)
 
-    def copyFrom(self, source):  # noqa: N802
+    def copyFrom(self, source):
         """Copy another Tensor (converting NHWC/NCHW layouts) or an ndarray in.
 
         Returns True; a shape that does not fit raises naming both shapes.
@@ -208,14 +217,14 @@ class Tensor:
 
     copyFromHostTensor = copyFrom
 
-    def copyToHostTensor(self, target):  # noqa: N802
+    def copyToHostTensor(self, target):
         """Copy this tensor into ``target`` (converting layouts); returns True."""
         if not isinstance(target, Tensor):
             raise MnnError(f"mnn: copyToHostTensor needs a Tensor, got "
                            f"{type(target).__name__}")
         return target.copyFrom(self)
 
-    def printTensorData(self):  # noqa: N802
+    def printTensorData(self):
         """Print the data."""
         print(self._array)
 

@@ -21,7 +21,7 @@ import tracemalloc
 
 import numpy as np
 
-__all__ = ["main", "benchmark_model", "parse_shape"]
+__all__ = ["benchmark_model", "main", "parse_shape"]
 
 
 def parse_shape(text):

@@ -1,9 +1,9 @@
 """Samples of the control-flow ops ``if`` and ``while`` (attributes hold Subgraphs),
 checked against plain Python/numpy loops and branches."""
+import mnn.expr as F
 import numpy as np
 from opdb_core import Sample, values
 
-import mnn.expr as F
 from mnn.express.ops.control_flow import Subgraph
 
 f32, i32, i64 = np.float32, np.int32, np.int64

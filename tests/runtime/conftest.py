@@ -1,8 +1,13 @@
 """Fixtures of the runtime tests (the models themselves: runtime_models.py)."""
 import pytest
-
-from runtime_models import (add_relu_model, conv_model, convert_with_wheel, elementwise_model,
-                            if_model, loop_model)
+from runtime_models import (
+    add_relu_model,
+    conv_model,
+    convert_with_wheel,
+    elementwise_model,
+    if_model,
+    loop_model,
+)
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ def test_bench_reports_latency_and_memory(wheel_models, capsys):
     mx, mn, avg = (float(g) for g in m.groups())
     assert mn <= avg <= mx
     assert "peak memory" in out and "load" in out
-    op_rows = set(re.findall(r"^  (\w+) +1 +[\d.]+ ", out, re.M))  # type, count 1, ms
+    op_rows = set(re.findall(r"^  (\w+) +1 +[\d.]+ ", out, re.MULTILINE))  # type, count 1, ms
     assert op_rows == {"add", "tanh", "exp", "multiply"}
 
 

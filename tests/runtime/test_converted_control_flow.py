@@ -4,7 +4,6 @@
 for the format's If/While mapping.)"""
 import numpy as np
 import pytest
-
 from runtime_models import if_model, loop_model, wheel_module_outputs
 
 f32 = np.float32

@@ -1,8 +1,8 @@
 """The ``if`` and ``while`` ops against numpy and onnxruntime semantics."""
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn.express.errors import OpError
 from mnn.express.ops.control_flow import Subgraph
 

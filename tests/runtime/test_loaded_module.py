@@ -2,10 +2,10 @@
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn.express import runtime as rt
 from mnn.express.errors import MnnError, OpError
 from mnn.express.ops.control_flow import Subgraph

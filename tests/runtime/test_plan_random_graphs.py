@@ -1,9 +1,9 @@
 """Random DAGs through the compiled Plan (liveness, folding, fusion) against numpy."""
+import mnn.expr as F
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mnn.expr as F
 from mnn.runtime.plan import Plan
 
 f32 = np.float32

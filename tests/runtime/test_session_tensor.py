@@ -1,9 +1,9 @@
 """mnn.Tensor: layouts, constructors and errors (MNN's rules for dimension types)."""
+import mnn.expr as F
 import numpy as np
 import pytest
 
 import mnn
-import mnn.expr as F
 from mnn.express.errors import MnnError
 
 f32 = np.float32

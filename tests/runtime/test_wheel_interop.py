@@ -1,9 +1,9 @@
 """Loaded models and the session API against the real MNN wheel on the same files."""
 import numpy as np
 import pytest
+from runtime_models import ELEMENTWISE_B, wheel_module_outputs
 
 import mnn
-from runtime_models import ELEMENTWISE_B, wheel_module_outputs
 from mnn.express.errors import MnnError
 
 pytest.importorskip("mnn.format.reader")

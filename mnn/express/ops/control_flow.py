@@ -53,7 +53,7 @@ from ..graph import apply
 from ..optable import OpDef, TensorMeta, register
 from ..var import Var, placeholder, to_var
 
-__all__ = ["Subgraph", "if_", "while_", "loop"]
+__all__ = ["Subgraph", "if_", "loop", "while_"]
 
 _names = itertools.count()
 
@@ -77,7 +77,7 @@ class Subgraph:
         among ``inputs``.
     """
 
-    __slots__ = ("name", "inputs", "outputs", "plan", "__weakref__")
+    __slots__ = ("__weakref__", "inputs", "name", "outputs", "plan")
 
     def __init__(self, inputs, outputs, name=None):
         from ...runtime.plan import Plan
