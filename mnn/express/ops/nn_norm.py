@@ -1,5 +1,5 @@
 """Normalizations: moments, batch_norm (inference form), scale, layer_norm, instance_norm,
-group_norm, normalize (MNN's L2 Normalize).
+group_norm, normalize (MNN's L2 Normalize), lrn (local response normalization).
 
 These are composites over primitive ops (reduce_mean, subtract, rsqrt, ...), so their
 gradients come from the primitives' rules and every function works on any float dtype.
@@ -14,7 +14,7 @@ from .movement import reshape
 from .reduce import normalize_axes, reduce_mean, reduce_sum
 
 __all__ = ["moments", "batch_norm", "scale", "layer_norm", "instance_norm", "group_norm",
-           "normalize"]
+           "normalize", "lrn"]
 
 
 def _float_var(x, what):
@@ -208,3 +208,37 @@ def normalize(x, acrossSpatial, channelShared, eps, scale):  # noqa: N803 - MNN'
     return multiply(multiply(x, norm), s)
 
 
+
+
+def lrn(x, size, alpha=1e-4, beta=0.75, bias=1.0):
+    """Local response normalization across channels (ONNX ``LRN``, torch
+    ``local_response_norm``).
+
+    ``y = x / (bias + alpha / size * sum(x^2 over channels c - (size-1)//2 ..
+    c + size//2)) ^ beta`` (ONNX's window; torch centres even sizes one channel lower);
+    the window is cut at the channel edges.
+
+    Parameters
+    ----------
+    x : Var
+        ``(N, C, ...)`` float.
+    size : int
+        Window length in channels.
+    alpha, beta, bias : float
+    """
+    from .nn_pool import avg_pool
+
+    x = _float_var(x, "lrn")
+    shape = list(x.shape)
+    size = int(size)
+    if len(shape) < 3 or size < 1:
+        raise OpError(f"lrn: needs (N, C, spatial...) and size >= 1, got {shape}, {size}")
+    # The channel window sum is an average pool over a (N, 1, C, pixels) view, times size.
+    flat = reshape(square(x), [shape[0], 1, shape[1], -1])
+    before, after = (size - 1) // 2, size // 2
+    window = avg_pool(flat, (1, size), (1, 1), pads=(before, 0, after, 0),
+                      count_include_pad=True)
+    denom = add(multiply(reshape(window, shape), float(alpha)), float(bias))
+    from .elementwise import pow as _pow
+
+    return multiply(x, _pow(denom, -float(beta)))
