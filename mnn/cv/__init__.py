@@ -6,12 +6,13 @@ when it is a numpy array; ``imread`` and ``imdecode`` return a Var, as MNN's cv 
 Var works everywhere an array does (``np.asarray(var)``). Results keep the input's dtype
 (float in, float out), as cv2 does. Constants and keyword names are OpenCV's.
 """
-from . import codecs, color, constants, geometric, warp
+from . import codecs, color, constants, geometric, imgproc, warp
 from .codecs import *  # noqa: F401,F403 - each module's __all__ is the public surface
 from .color import *  # noqa: F401,F403
 from .constants import *  # noqa: F401,F403
 from .geometric import *  # noqa: F401,F403
+from .imgproc import *  # noqa: F401,F403
 from .warp import *  # noqa: F401,F403
 
 __all__ = (list(codecs.__all__) + list(color.__all__) + list(geometric.__all__)
-           + list(warp.__all__))
+           + list(warp.__all__) + list(imgproc.__all__))
