@@ -507,9 +507,6 @@ def _encode_deconv(ctx, expr):
     a = expr.attrs
     cin, cout_g, kh, kw = w.shape
     group = int(a["group"])
-    if group != 1:
-        ctx.fail(expr, "transposed convolution with groups has no MNN Deconvolution form "
-                       "here (MNN's converter splits groups)")
     w_value = ctx.static(w)
     if w_value is None:
         ctx.fail(expr, "MNN's Deconvolution needs constant weights")
@@ -525,13 +522,31 @@ def _encode_deconv(ctx, expr):
     if min(out_pads) < 0:
         ctx.fail(expr, f"output size {[oh, ow]} is smaller than the transposed convolution "
                        "gives")
+    cin_g = cin // group
     common = {"kernelY": kh, "kernelX": kw, "strideY": sy, "strideX": sx, "dilateY": dy_,
               "dilateX": dx, "padMode": 0, "group": 1, "outputCount": cout_g,
-              "inputCount": cin, "padY": pads[0], "padX": pads[1],
+              "inputCount": cin_g, "padY": pads[0], "padX": pads[1],
               "pads": np.asarray(pads, np.int32), "outPads": np.asarray(out_pads, np.int32)}
-    param = {"common": common}
-    param.update(quantize.encode_conv_weights(ctx, w_value, np.zeros(cout_g, np.float32)))
-    src = ctx.to_nc4hw4(x)
-    out = ctx.emit(expr, "Deconvolution", "Convolution2D", param, [src],
-                   outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
-    ctx.from_nc4hw4(expr, out[0])
+    base = expr.outputs[0].name
+    if group == 1:
+        parts = [ctx.tensor(x)]
+    else:
+        # Like MNN's converter: one Deconvolution per group between a Slice and a Concat.
+        parts = [ctx.new_tensor(f"{base}__in{g}") for g in range(group)]
+        ctx.emit(expr, "Slice", "Slice",
+                 {"axis": 1, "slicePoints": np.arange(1, group, dtype=np.int32) * cin_g,
+                  "sourceType": 0}, [x], outputs=parts)
+    outs = []
+    for g, part in enumerate(parts):
+        param = {"common": dict(common)}
+        param.update(quantize.encode_conv_weights(
+            ctx, w_value[g * cin_g:(g + 1) * cin_g], np.zeros(cout_g, np.float32)))
+        c4 = ctx.convert_index(part, 0, 2, f"{base}__in{g}_c4")
+        out = ctx.emit(expr, "Deconvolution", "Convolution2D", param, [c4],
+                       outputs=[ctx.new_tensor(f"{base}__g{g}_c4")])[0]
+        outs.append(out)
+    if group == 1:
+        ctx.from_nc4hw4(expr, outs[0])
+        return
+    nchw = [ctx.convert_index(o, 2, 0, f"{base}__g{g}") for g, o in enumerate(outs)]
+    ctx.emit(expr, "Concat", "Axis", {"axis": 1}, nchw)

@@ -207,6 +207,17 @@ class EncodeContext:
         self.c4[key] = idx
         return idx
 
+    def convert_index(self, index, source, dest, name):
+        """Write a ConvertTensor of tensor ``index`` between MNN_DATA_FORMAT codes."""
+        idx = self.new_tensor(name)
+        self.ops.append({"type": OP_TYPES["ConvertTensor"], "name": self.names[idx],
+                         "inputIndexes": np.asarray([index], np.int32),
+                         "outputIndexes": np.asarray([idx], np.int32),
+                         "main_type": "TensorConvertInfo",
+                         "main": {"source": source, "dest": dest},
+                         "defaultDimentionFormat": 0})
+        return idx
+
     def from_nc4hw4(self, expr, c4_index):
         """Bind ``expr``'s output to an NCHW copy of the NC4HW4 tensor ``c4_index``."""
         var = expr.outputs[0]

@@ -51,3 +51,19 @@ def test_written_deconvolution_runs_in_wheel(stride, padding, out_pad, tmp_path,
     (ours,) = ours_run(path, {"x": value}, ["y"])
     np.testing.assert_allclose(theirs, expect, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ours, expect, rtol=1e-6, atol=1e-6)
+
+
+def test_written_grouped_deconvolution_runs_in_wheel(tmp_path, rng):
+    x = F.placeholder([1, 4, 5, 6])
+    x.name = "x"
+    w = F.const(rng.standard_normal((4, 3, 2, 3)).astype(np.float32))
+    y = F.conv2d_transpose(x, w, None, stride=(2, 1), padding=(1, 0), group=2)
+    value = rng.standard_normal((1, 4, 5, 6)).astype(np.float32)
+    x.write(value)
+    expect = y.read()
+    path = str(tmp_path / "d.mnn")
+    io.save({"y": y}, path)
+    (theirs,) = wheel_run(path, {"x": value}, ["y"])
+    (ours,) = ours_run(path, {"x": value}, ["y"])
+    np.testing.assert_allclose(theirs, expect, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours, expect, rtol=1e-6, atol=1e-6)
