@@ -102,7 +102,7 @@ arccosh = _ufunc("arccosh", _ew.acosh, 1, "Inverse hyperbolic cosine.")
 arctanh = _ufunc("arctanh", _ew.atanh, 1, "Inverse hyperbolic tangent.")
 hypot = _ufunc("hypot", _nm.hypot, 2, "``sqrt(x1**2 + x2**2)`` without overflow.")
 sinc = _ufunc("sinc", _nm.sinc, 1, "``sin(pi x) / (pi x)`` (1 at 0).")
-rint = _ufunc("rint", _ew.round, 1, "Round to the nearest integer, halves to even.")
+rint = _ufunc("rint", _nm.rint, 1, "Round to the nearest integer, halves to even.")
 floor = _ufunc("floor", _ew.floor, 1, "Round down.")
 ceil = _ufunc("ceil", _ew.ceil, 1, "Round up.")
 trunc = _ufunc("trunc", _nm.trunc, 1, "Round toward zero.")
@@ -122,6 +122,9 @@ gcd = _ufunc("gcd", _nm.gcd, 2, "Greatest common divisor of integers.")
 lcm = _ufunc("lcm", _nm.lcm, 2, "Least common multiple of integers.")
 i0 = _ufunc("i0", _nm.i0, 1, "Modified Bessel function of the first kind, order 0.")
 ldexp = _ufunc("ldexp", _nm.ldexp, 2, "``x1 * 2**x2`` (integer ``x2``).")
+fabs = _ufunc("fabs", _nm.fabs, 1, "Absolute value as a float.")
+degrees = _ufunc("degrees", _nm.degrees, 1, "Radians to degrees.")
+radians = _ufunc("radians", _nm.radians, 1, "Degrees to radians.")
 
 
 def positive(x, out=None):
@@ -130,13 +133,6 @@ def positive(x, out=None):
     from .creation import copy
 
     return copy(asvar(x))
-
-
-def fabs(x, out=None):
-    """Absolute value as a float."""
-    no_out(out)
-    x = asvar(x)
-    return _ew.abs(cast(x, float_dtype(x.dtype)) if x.dtype.kind != "f" else x)
 
 
 def float_power(x1, x2, out=None):
@@ -167,23 +163,7 @@ def frexp(x, out=None):
     return _nm.frexp(asvar(x))
 
 
-def degrees(x, out=None):
-    """Radians to degrees."""
-    no_out(out)
-    x = asvar(x)
-    return cast(x, float_dtype(x.dtype)) * (180.0 / np.pi)
-
-
 rad2deg = degrees
-
-
-def radians(x, out=None):
-    """Degrees to radians."""
-    no_out(out)
-    x = asvar(x)
-    return cast(x, float_dtype(x.dtype)) * (np.pi / 180.0)
-
-
 deg2rad = radians
 
 

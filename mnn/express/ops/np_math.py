@@ -18,7 +18,8 @@ from .elementwise import (_b, _binary_op, _g, _select_grad, _unary_op, cast, flo
 __all__ = ["fmod", "fmax", "fmin", "trunc", "cbrt", "gcd", "lcm", "left_shift",
            "right_shift", "nextafter", "spacing", "isnan", "isinf", "isfinite", "signbit",
            "copysign", "heaviside", "i0", "frexp", "ldexp", "exp2", "log2", "log10",
-           "logaddexp", "logaddexp2", "hypot", "sinc"]
+           "logaddexp", "logaddexp2", "hypot", "sinc", "degrees", "radians", "fabs",
+           "rint"]
 
 
 def _exp(v):
@@ -58,6 +59,11 @@ exp2 = _unary_op("exp2", np.exp2, _g(lambda x, y, g: g * y * float(np.log(2.0)))
 log2 = _unary_op("log2", np.log2, _g(lambda x, y, g: g / (x * float(np.log(2.0)))))
 log10 = _unary_op("log10", np.log10, _g(lambda x, y, g: g / (x * float(np.log(10.0)))))
 sinc = _unary_op("sinc", np.sinc)
+degrees = _unary_op("degrees", np.degrees, _g(lambda x, y, g: g * float(180.0 / np.pi)))
+radians = _unary_op("radians", np.radians, _g(lambda x, y, g: g * float(np.pi / 180.0)))
+fabs = _unary_op("fabs", np.fabs, _g(lambda x, y, g: g * sign(x)))
+# rint gives floats for integer inputs (numpy's ufunc); MNN's round keeps integers.
+rint = _unary_op("rint", np.rint, _g(lambda x, y, g: None))
 
 fmod = _binary_op("fmod", np.fmod,
                   _b(lambda x, y, o, g: (g, negative(g * _trunc_of(x / y)))))
