@@ -26,6 +26,11 @@ class ConvertError(MnnError):
     """A model that cannot be converted (the message names node, op and what is wrong)."""
 
 
+class StaticInfoNeeded(ConvertError):
+    """A handler needs a value or shape that is only known at run time (the loader then
+    defers the node: see :class:`DeferredNode`)."""
+
+
 class UnsupportedOpsError(ConvertError):
     """Some ops of the model have no handler; ``.ops`` lists (name, op_type, domain, opset)."""
 
@@ -131,9 +136,15 @@ class NodeContext:
             return None
         v = self.value(var)
         if v is None:
-            raise ConvertError(f"converter: node {self.name!r} ({self.node.op_type}): "
-                               f"{what} must be a constant (it depends on a graph input)")
+            raise StaticInfoNeeded(f"converter: node {self.name!r} ({self.node.op_type}): "
+                                   f"{what} must be a constant (it depends on a graph "
+                                   "input)")
         return v
+
+    def static_needed(self, message):
+        """The error a handler raises when it needs a shape known only at run time."""
+        return StaticInfoNeeded(f"converter: node {self.name!r} ({self.node.op_type}): "
+                                f"{message}")
 
     def known_shape(self, var):
         """The static shape of ``var`` as a list, or None while it depends on data."""
@@ -299,10 +310,15 @@ class _Builder:
         first_id = _peek_next_id()
         try:
             result = fn(ctx, *args, **attrs)
+        except StaticInfoNeeded:
+            result = self._defer(fn, node, opset, args, attrs)
         except ConvertError:
             raise
         except (MnnError, ValueError, TypeError, IndexError) as exc:
-            raise ctx.error(str(exc)) from exc
+            if not any(_unknown(v) for v in args):
+                raise ctx.error(str(exc)) from exc
+            # An input whose shape is only known at run time: the handler runs then.
+            result = self._defer(fn, node, opset, args, attrs)
         if result is None or not isinstance(result, (list, tuple)):
             result = [result]
         outs = list(node.output)
@@ -321,6 +337,15 @@ class _Builder:
             if isinstance(var, F.Var) and var.expr.id >= first_id and var.expr.name is None:
                 var.expr.name = name
             env[name] = var
+
+    def _defer(self, fn, node, opset, args, attrs):
+        if any(isinstance(a, onnx.GraphProto) for a in attrs.values()):
+            raise ConvertError(f"converter: node {node.name or node.output[0]!r} "
+                               f"({node.op_type}) needs shapes known at conversion time")
+        present = [a is not None for a in args]
+        deferred = DeferredNode(fn, node, opset, attrs, present, self.model_dir)
+        outs = F.onnx_deferred([a for a in args if a is not None], deferred)
+        return outs
 
     def convert_subgraph(self, graph, opset, parent, input_vars=None, inline=False):
         """Convert a control-flow body with ``parent``'s names visible.
@@ -344,6 +369,53 @@ class _Builder:
                                    "no node")
             outputs.append(scope[vi.name])
         return scope, outputs
+
+
+def _unknown(var):
+    if not isinstance(var, F.Var):
+        return False
+    meta = var.expr.metas[var.index]
+    return meta.shape is None or meta.dtype is None
+
+
+class DeferredNode:
+    """An ONNX node converted at run time, once its inputs are arrays (``onnx_deferred``).
+
+    ``run(arrays)`` turns the arrays into constants, calls the node's handler (the same
+    one the converter uses) and evaluates what it built.
+    """
+
+    def __init__(self, fn, node, opset, attrs, present, model_dir):
+        self.fn, self.node, self.opset, self.attrs = fn, node, opset, attrs
+        self.present = present
+        self.model_dir = model_dir
+        self.n_outputs = len(node.output)
+
+    def run(self, arrays):
+        it = iter(arrays)
+        args = [F.const(next(it)) if p else None for p in self.present]
+        builder = _Builder(self.model_dir)
+        ctx = NodeContext(builder, self.node, self.opset, None)
+        try:
+            result = self.fn(ctx, *args, **self.attrs)
+        except ConvertError:
+            raise
+        except (MnnError, ValueError, TypeError, IndexError) as exc:
+            raise ctx.error(str(exc)) from exc
+        if result is None or not isinstance(result, (list, tuple)):
+            result = [result]
+        outs = []
+        for i in range(self.n_outputs):
+            var = result[i] if i < len(result) else None
+            if var is None:
+                # An optional output nobody asked for: an empty placeholder value.
+                outs.append(np.zeros(0, np.float32))
+            else:
+                outs.append(np.asarray(var))
+        return outs
+
+    def __repr__(self):
+        return f"DeferredNode({self.node.op_type}, {self.node.name or self.node.output[0]!r})"
 
 
 def _peek_next_id():

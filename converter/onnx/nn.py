@@ -17,7 +17,7 @@ from .registry import onnx_op
 def _shape(ctx, var, what="input"):
     shape = ctx.known_shape(var)
     if shape is None:
-        raise ctx.error(f"the shape of the {what} must be known at conversion time")
+        raise ctx.static_needed(f"the shape of the {what} must be known at conversion time")
     return shape
 
 

@@ -1,2 +1,2 @@
 """Imports every handler family so their ``@onnx_op`` registrations run (explicitly)."""
-from . import control_flow, math, nn, reduce, rnn, tensor  # noqa: F401
+from . import control_flow, math, nn, reduce, rnn, selection, spatial, tensor  # noqa: F401

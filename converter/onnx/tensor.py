@@ -18,7 +18,7 @@ from .registry import onnx_op
 def _shape(ctx, var, what="input"):
     shape = ctx.known_shape(var)
     if shape is None:
-        raise ctx.error(f"the shape of the {what} must be known at conversion time")
+        raise ctx.static_needed(f"the shape of the {what} must be known at conversion time")
     return shape
 
 
@@ -301,19 +301,6 @@ def _folded(ctx, var):
         return None
     value = ctx.value(var)
     return var if value is None or var.expr.kind == "const" else F.const(value)
-
-
-@onnx_op("Gather", since=1)
-def gather(ctx, data, indices, axis=0):
-    shape = _shape(ctx, data)
-    axis = _axis(ctx, axis, len(shape))
-    idx = ctx.value(indices)
-    if idx is not None:
-        idx = np.asarray(idx).astype(np.int64)
-        if np.any((idx < -shape[axis]) | (idx >= shape[axis])):
-            raise ctx.error(f"indices out of range for axis {axis} of size {shape[axis]}")
-        indices = F.const(idx)
-    return data[(builtins.slice(None),) * axis + (indices,)]
 
 
 @onnx_op("Tile", since=6)

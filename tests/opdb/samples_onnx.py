@@ -218,3 +218,26 @@ REJECTS = {
     "onnx_squeeze": [Sample([_F, _i64(0)])],
     "onnx_tile": [Sample([_F, _i64(2)])],
 }
+
+
+# -- onnx_deferred ------------------------------------------------------------------------
+
+class _Node:
+    """A stand-in for the converter's DeferredNode: runs a numpy function at run time."""
+
+    def __init__(self, fn, n_outputs=1):
+        self.fn, self.n_outputs = fn, n_outputs
+
+    def run(self, arrays):
+        return self.fn(*arrays)
+
+
+_PAD = _Node(lambda x, pads: [np.pad(x, np.asarray(pads).reshape(2, -1).T)])
+_SPLIT2 = _Node(lambda x: list(np.split(x, 2)), n_outputs=2)
+
+SAMPLES["onnx_deferred"] = [
+    Sample([values((2, 3), np.float32), _i64(0, 1, 1, 0)], {"node": _PAD},
+           lambda x, pads, node: np.pad(x, [(0, 1), (1, 0)]), note="run-time pads"),
+    Sample([values((4,), np.int64)], {"node": _SPLIT2},
+           lambda x, node: [x[:2], x[2:]], note="two outputs"),
+]

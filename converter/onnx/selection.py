@@ -1,0 +1,155 @@
+"""ONNX gather/scatter/arg handlers: Gather, GatherElements, GatherND, ScatterND,
+ScatterElements, OneHot, ArgMax, ArgMin, TopK, Hardmax, Compress."""
+import numpy as np
+
+import mnn.express as F
+from mnn.express.graph import apply
+from mnn.express.ops.np_edit import put_along_axis
+
+from .common import same_dtype_const
+from .registry import onnx_op
+
+
+def _shape(ctx, var, what="input"):
+    shape = ctx.known_shape(var)
+    if shape is None:
+        raise ctx.static_needed(f"the shape of the {what} must be known at conversion time")
+    return shape
+
+
+def _axis(ctx, axis, rank):
+    if not -rank <= axis < max(rank, 1):
+        raise ctx.error(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+@onnx_op("Gather", since=1)
+def gather(ctx, data, indices, axis=0):
+    shape = _shape(ctx, data)
+    axis = _axis(ctx, axis, len(shape))
+    return F.gather(data, indices, axis)
+
+
+@onnx_op("GatherElements", since=11)
+def gather_elements(ctx, data, indices, axis=0):
+    axis = _axis(ctx, axis, len(_shape(ctx, data)))
+    # Negative indices count from the end of the axis (ONNX).
+    dim = same_dtype_const(_shape(ctx, data)[axis], indices)
+    fixed = F.select(F.less(indices, F.zeros_like(indices)), F.add(indices, dim), indices)
+    return F.gather_elements(data, fixed, axis)
+
+
+@onnx_op("GatherND", since=11)
+def gather_nd(ctx, data, indices, batch_dims=0):
+    if batch_dims:
+        raise ctx.error("batch_dims other than 0 are not supported")
+    return F.gather_nd(data, indices)
+
+
+@onnx_op("ScatterND", since=11)
+def scatter_nd(ctx, data, indices, updates, reduction="none"):
+    if reduction != "none":
+        raise ctx.error(f"reduction {reduction!r} is not supported")
+    shape = _shape(ctx, data)
+    # data where no index points, updates where one does (ONNX forbids repeats).
+    placed = F.scatter_nd(indices, updates, shape)
+    hit = F.scatter_nd(indices, F.cast(F.ones_like(updates), np.int32), shape)
+    return F.select(F.greater(hit, F.zeros_like(hit)), placed, data)
+
+
+@onnx_op("ScatterElements", since=11)
+def scatter_elements(ctx, data, indices, updates, axis=0, reduction="none"):
+    rank = len(_shape(ctx, data))
+    axis = _axis(ctx, axis, rank)
+    dim = same_dtype_const(_shape(ctx, data)[axis], indices)
+    idx = F.select(F.less(indices, F.zeros_like(indices)), F.add(indices, dim), indices)
+    if reduction == "none":
+        return put_along_axis(data, idx, updates, axis)
+    if reduction == "add":
+        added = apply("scatter_add_along_axis", [updates, idx], axis=axis,
+                      shape=tuple(_shape(ctx, data)))[0]
+        return F.add(data, added)
+    raise ctx.error(f"reduction {reduction!r} is not supported")
+
+
+@onnx_op("OneHot", since=9)
+def one_hot(ctx, indices, depth, values, axis=-1):
+    d = ctx.require_value(depth, "depth")
+    vals = ctx.require_value(values, "values")
+    d = int(np.asarray(d).reshape(-1)[0])
+    off, on = (float(v) for v in np.asarray(vals).reshape(-1)[:2])
+    # Negative indices count from the end (ONNX); values outside [-d, d) give all "off".
+    idx = F.cast(indices, np.int64)
+    idx = F.select(F.less(idx, F.zeros_like(idx)), F.add(idx, same_dtype_const(d, idx)), idx)
+    out = F.one_hot(idx, d, on, off, axis)
+    return F.cast(out, vals.dtype) if vals.dtype != np.float32 else out
+
+
+def _arg(ctx, fn, data, axis, keepdims, select_last_index):
+    rank = len(_shape(ctx, data))
+    axis = _axis(ctx, axis, rank)
+    if select_last_index:
+        # The last extreme is the first one of the reversed axis.
+        dim = _shape(ctx, data)[axis]
+        rev = F.reverse(data, axis)
+        idx = F.cast(fn(rev, axis, bool(keepdims)), np.int64)
+        return F.subtract(F.const(np.array(dim - 1, np.int64)), idx)
+    return F.cast(fn(data, axis, bool(keepdims)), np.int64)
+
+
+@onnx_op("ArgMax", since=1)
+def arg_max(ctx, data, axis=0, keepdims=1, select_last_index=0):
+    return _arg(ctx, F.argmax, data, axis, keepdims, select_last_index)
+
+
+@onnx_op("ArgMin", since=1)
+def arg_min(ctx, data, axis=0, keepdims=1, select_last_index=0):
+    return _arg(ctx, F.argmin, data, axis, keepdims, select_last_index)
+
+
+@onnx_op("TopK", since=10)
+def top_k(ctx, X, K, axis=-1, largest=1, sorted=1):  # noqa: A002, N803 - the spec's names
+    shape = _shape(ctx, X)
+    axis = _axis(ctx, axis, len(shape))
+    k = int(np.asarray(ctx.require_value(K, "K")).reshape(-1)[0])
+    if not 0 <= k <= shape[axis]:
+        raise ctx.error(f"K={k} is out of range for an axis of size {shape[axis]}")
+    order = F.sort(X, axis, arg=True, descend=bool(largest))
+    key = [slice(None)] * len(shape)
+    key[axis] = slice(0, k)
+    idx = order[tuple(key)]
+    values = F.gather_elements(X, idx, axis)
+    return values, F.cast(idx, np.int64)
+
+
+@onnx_op("Hardmax", since=13)
+def hardmax(ctx, input, axis=-1):  # noqa: A002
+    shape = _shape(ctx, input)
+    axis = _axis(ctx, axis, len(shape))
+    idx = F.argmax(input, axis, False)
+    return F.cast(F.one_hot(idx, shape[axis], 1.0, 0.0, axis), input.dtype)
+
+
+@onnx_op("Hardmax", since=1, until=13)
+def hardmax_v1(ctx, input, axis=1):  # noqa: A002
+    """Opsets before 13 flatten to 2-D at ``axis`` first."""
+    shape = _shape(ctx, input)
+    axis = _axis(ctx, axis, len(shape))
+    flat = F.reshape(input, [int(np.prod(shape[:axis], dtype=np.int64)), -1])
+    return F.reshape(hardmax(ctx, flat, 1), shape)
+
+
+@onnx_op("Compress", since=9)
+def compress(ctx, input, condition, axis=None):  # noqa: A002
+    if axis is not None:
+        axis = _axis(ctx, axis, len(_shape(ctx, input)))
+    return F.compress(F.cast(condition, np.bool_), input, axis)
+
+
+@onnx_op("NonZero", since=9)
+def non_zero(ctx, X):  # noqa: N803
+    value = ctx.value(X)
+    if value is None:
+        raise ctx.error("NonZero of a run-time tensor is not supported (its output shape "
+                        "depends on the data)")
+    return F.const(np.array(np.nonzero(value), dtype=np.int64))

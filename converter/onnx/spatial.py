@@ -1,0 +1,199 @@
+"""ONNX layout and resampling handlers: Pad, DepthToSpace, SpaceToDepth, Resize, Upsample,
+Trilu, CumSum, Einsum, ReverseSequence."""
+import numpy as np
+
+import mnn.express as F
+from mnn.express.enums import PadValue_Mode
+from mnn.express.graph import apply
+from mnn.express.ops.np_linalg import einsum as np_einsum
+
+from .common import ints
+from .registry import onnx_op
+
+
+def _shape(ctx, var, what="input"):
+    shape = ctx.known_shape(var)
+    if shape is None:
+        raise ctx.static_needed(f"the shape of the {what} must be known at conversion time")
+    return shape
+
+
+_PAD_MODES = {"constant": PadValue_Mode.CONSTANT, "reflect": PadValue_Mode.REFLECT}
+
+
+def _pad(ctx, data, pads, mode, value, axes=None):
+    shape = _shape(ctx, data)
+    rank = len(shape)
+    axes = list(range(rank)) if axes is None else [a % rank for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise ctx.error(f"pads {pads} need 2 entries per padded axis ({len(axes)} axes)")
+    before, after = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        before[a], after[a] = pads[i], pads[i + len(axes)]
+    if mode not in _PAD_MODES and mode != "edge":
+        raise ctx.error(f"pad mode {mode!r} is not supported (constant, reflect, edge)")
+    # Negative pads crop: slice those away first.
+    if any(p < 0 for p in before + after):
+        key = tuple(slice(-b if b < 0 else 0, d + a if a < 0 else d)
+                    for b, a, d in zip(before, after, shape))
+        data = data[key]
+        before, after = [max(b, 0) for b in before], [max(a, 0) for a in after]
+    if mode == "edge":
+        return _pad_edge(data, before, after)
+    pads_attr = tuple((b, a) for b, a in zip(before, after))
+    fill = 0 if value is None else np.asarray(value).reshape(-1)[0].item()
+    return apply("pad", [data], pads=pads_attr, mode=_PAD_MODES[mode], value=fill)[0]
+
+
+def _pad_edge(data, before, after):
+    """Edge padding: repeat each border slice (broadcast, then concatenate)."""
+    for axis, (b, a) in enumerate(zip(before, after)):
+        if not b and not a:
+            continue
+        shape = data.shape
+        parts = []
+        if b:
+            first = data[(slice(None),) * axis + (slice(0, 1),)]
+            parts.append(F.broadcast_to(first, shape[:axis] + [b] + shape[axis + 1:]))
+        parts.append(data)
+        if a:
+            last = data[(slice(None),) * axis + (slice(shape[axis] - 1, shape[axis]),)]
+            parts.append(F.broadcast_to(last, shape[:axis] + [a] + shape[axis + 1:]))
+        data = F.concat(parts, axis)
+    return data
+
+
+@onnx_op("Pad", since=2, until=11)
+def pad_attr(ctx, data, mode="constant", pads=None, value=0.0):
+    if pads is None:
+        raise ctx.error("attribute 'pads' is required")
+    return _pad(ctx, data, list(pads), mode, np.array(value, dtype=data.dtype))
+
+
+@onnx_op("Pad", since=11)
+def pad(ctx, data, pads, constant_value=None, axes=None, mode="constant"):
+    p = ints(ctx.require_value(pads, "pads"))
+    value = None if constant_value is None else ctx.require_value(constant_value,
+                                                                   "constant_value")
+    ax = None if axes is None else ints(ctx.require_value(axes, "axes"))
+    return _pad(ctx, data, p, mode, value, ax)
+
+
+@onnx_op("DepthToSpace", since=1)
+def depth_to_space(ctx, input, blocksize=None, mode="DCR"):  # noqa: A002
+    n, c, h, w = _shape(ctx, input)
+    b = int(blocksize)
+    if mode == "DCR":
+        return F.depth_to_space(input, b)
+    # CRD: channel c*b*b + i*b + j goes to output channel c at (i, j).
+    x = F.reshape(input, [n, c // (b * b), b, b, h, w])
+    x = F.transpose(x, [0, 1, 4, 2, 5, 3])
+    return F.reshape(x, [n, c // (b * b), h * b, w * b])
+
+
+@onnx_op("SpaceToDepth", since=1)
+def space_to_depth(ctx, input, blocksize=None, mode="DCR"):  # noqa: A002
+    b = int(blocksize)
+    if mode == "DCR":
+        return F.space_to_depth(input, b)
+    if mode != "CRD":
+        raise ctx.error(f"mode must be DCR or CRD, got {mode!r}")
+    # CRD: output channel c*b*b + i*b + j takes input channel c at offset (i, j).
+    n, c, h, w = _shape(ctx, input)
+    x = F.reshape(input, [n, c, h // b, b, w // b, b])
+    x = F.transpose(x, [0, 1, 3, 5, 2, 4])
+    return F.reshape(x, [n, c * b * b, h // b, w // b])
+
+
+def _resize_sizes(ctx, X, scales, sizes, axes):
+    shape = _shape(ctx, X)
+    rank = len(shape)
+    axes = list(range(rank)) if axes is None else [a % rank for a in axes]
+    full_scales = [1.0] * rank
+    out = list(shape)
+    if sizes is not None:
+        for a, s in zip(axes, sizes):
+            out[a] = int(s)
+        full_scales = None
+    elif scales is not None:
+        for a, s in zip(axes, scales):
+            full_scales[a] = float(s)
+            out[a] = int(np.floor(shape[a] * float(s)))
+    else:
+        raise ctx.error("needs scales or sizes")
+    return shape, out, full_scales
+
+
+@onnx_op("Resize", since=10)
+def resize(ctx, X, roi=None, scales=None, sizes=None, antialias=0, axes=None,  # noqa: N803
+           coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
+           exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch",
+           mode="nearest", nearest_mode="round_prefer_floor"):
+    if ctx.opset.get("", 1) < 11:
+        # Opset 10: the second input is scales, asymmetric coordinates.
+        scales, roi = roi, None
+        coordinate_transformation_mode = "asymmetric"
+    sc = None if scales is None else ctx.require_value(scales, "scales")
+    sz = None if sizes is None else ctx.require_value(sizes, "sizes")
+    if sc is not None and sc.size == 0:
+        sc = None
+    if sz is not None and sz.size == 0:
+        sz = None
+    if antialias:
+        raise ctx.error("antialias is not supported")
+    if keep_aspect_ratio_policy != "stretch" and sz is not None:
+        raise ctx.error(f"keep_aspect_ratio_policy {keep_aspect_ratio_policy!r} is not "
+                        "supported")
+    if coordinate_transformation_mode == "tf_crop_and_resize":
+        raise ctx.error("coordinate_transformation_mode tf_crop_and_resize is not supported")
+    shape, out, full_scales = _resize_sizes(ctx, X, None if sc is None else list(sc),
+                                            None if sz is None else ints(sz), axes)
+    if len(shape) < 2 or out[:-2] != shape[:-2]:
+        raise ctx.error(f"only the last two axes can be resized ({shape} -> {out})")
+    x = X
+    if len(shape) == 2 or len(shape) == 3:
+        lead = [1] * (4 - len(shape))
+        x = F.reshape(X, lead + shape)
+    scales_hw = None if full_scales is None else tuple(full_scales[-2:])
+    y = F.interpolate(x, tuple(out[-2:]), scales_hw, mode, coordinate_transformation_mode,
+                      nearest_mode, cubic_coeff_a, bool(exclude_outside))
+    return F.reshape(y, out) if x is not X else y
+
+
+@onnx_op("Upsample", since=7, until=10)
+def upsample(ctx, X, scales=None, mode="nearest"):  # noqa: N803
+    if not isinstance(scales, (list, tuple)):
+        scales = ctx.require_value(scales, "scales")
+    sc = [float(s) for s in np.asarray(scales).reshape(-1)]
+    shape, out, full = _resize_sizes(ctx, X, sc, None, None)
+    return F.interpolate(X, tuple(out[-2:]), tuple(full[-2:]), mode, "asymmetric", "floor")
+
+
+@onnx_op("Trilu", since=14)
+def trilu(ctx, input, k=None, upper=1):  # noqa: A002
+    shape = _shape(ctx, input)
+    kk = 0 if k is None else int(np.asarray(ctx.require_value(k, "k")).reshape(-1)[0])
+    rows, cols = shape[-2], shape[-1]
+    i = np.arange(rows)[:, None]
+    j = np.arange(cols)[None, :]
+    keep = (j - i >= kk) if upper else (j - i <= kk)
+    mask = F.const(keep)
+    return F.select(mask, input, F.zeros_like(input))
+
+
+@onnx_op("CumSum", since=11)
+def cum_sum(ctx, x, axis, exclusive=0, reverse=0):
+    a = int(np.asarray(ctx.require_value(axis, "axis")).reshape(-1)[0])
+    return F.cumsum(x, a, bool(exclusive), bool(reverse))
+
+
+@onnx_op("Einsum", since=12)
+def einsum(ctx, *inputs, equation=None):
+    if equation is None:
+        raise ctx.error("attribute 'equation' is required")
+    return np_einsum(equation.replace(" ", ""), list(inputs))
+
+
+@onnx_op("ReverseSequence", since=10)
+def reverse_sequence(ctx, input, sequence_lens, batch_axis=1, time_axis=0):  # noqa: A002
+    return F.reverse_sequence(input, sequence_lens, batch_axis, time_axis)
