@@ -51,16 +51,61 @@ def load_module_from_file(file_name, input_names, output_names, dynamic=False,
     if runtime_manager is not None:
         raise MnnError("mnn: runtime_manager is not supported; pass thread_num and the "
                        "mode arguments instead")
-    from ..format.reader import load_graph
+    from ..format.reader import build_graph, read_net
     from ..runtime.module import RuntimeConfig
 
     config = RuntimeConfig(dynamic, shape_mutable, rearrange, backend, memory_mode,
                            power_mode, precision_mode, thread_num)
     if isinstance(file_name, (bytes, bytearray, memoryview)):
-        graph = load_graph(bytes(file_name))
+        net, external = read_net(bytes(file_name))
     else:
-        graph = load_graph(os.fspath(file_name))
-    return load_graph_module(graph, input_names, output_names, config)
+        net, external = read_net(os.fspath(file_name))
+    source = "<bytes>" if external is None else external.model_name
+    graph = build_graph(net, source, external)
+    module = load_graph_module(graph, input_names, output_names, config)
+    if set(module.input_names) <= set(graph.inputs):
+        module.set_rebuild(ShapeRebuild(net, source, external, module.input_names,
+                                        module.output_names))
+    return module
+
+
+class ShapeRebuild:
+    """Builds a model's graph again for other input shapes.
+
+    The reader computes shape chains (``Shape -> Gather -> Concat -> Reshape``) for the input
+    dimensions the file declares; an input of another shape needs them computed anew, as
+    MNN's resize does. The decoded file is kept, and its ``Input`` ops get the new
+    dimensions before the graph is rebuilt.
+    """
+
+    def __init__(self, net, source, external, input_names, output_names):
+        self.net = net
+        self.source = source
+        self.external = external
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+
+    def build(self, shapes):
+        """(input Vars, output Vars) of the graph for ``shapes`` (input name -> shape)."""
+        import numpy as np
+
+        from ..format.reader import build_graph
+
+        names = list(self.net.get("tensorName") or [])
+        oplists = list(self.net.get("oplists") or [])
+        for k, op in enumerate(oplists):
+            outs = op.get("outputIndexes")
+            if op.get("main_type") != "Input" or outs is None or len(outs) != 1:
+                continue
+            name = names[int(outs[0])] if int(outs[0]) < len(names) else None
+            if name in shapes:
+                main = dict(op.get("main") or {})
+                main["dims"] = np.asarray(shapes[name], np.int32)
+                oplists[k] = dict(op, main=main)
+        graph = build_graph(dict(self.net, oplists=oplists), self.source, self.external)
+        inputs, _ = _pick(graph.inputs, graph.tensors, self.input_names, "input")
+        outputs, _ = _pick(graph.outputs, graph.tensors, self.output_names, "output")
+        return inputs, outputs
 
 
 def load_module_from_buffer(buffer, input_names, output_names, **kwargs):

@@ -57,6 +57,9 @@ class _ThreadCount:
 
 _threads = _ThreadCount()
 
+# Plans kept per module for input shapes other than the declared ones.
+_MAX_SHAPE_PLANS = 4
+
 
 def _option_value(value, table, what):
     """An enum-like option as an int: ints, names ("CPU", "Normal") or enum members."""
@@ -139,6 +142,42 @@ class LoadedModule(Module):
         self._training = False
         self._type = "StaticModule" if not config.dynamic else "PipelineModule"
         self._check_declared_shapes = not config.shape_mutable
+        object.__setattr__(self, "_rebuild", None)
+        object.__setattr__(self, "_shape_plans", {})  # input shapes -> Plan (shared by clones)
+
+    def set_rebuild(self, rebuild):
+        """Give the module a way to rebuild its graph for other input shapes.
+
+        ``rebuild.build(shapes)`` returns (input Vars, output Vars) for ``shapes`` (input
+        name -> shape). Used when a run's input shapes differ from the declared ones:
+        shape chains folded for the declared shapes would be wrong for others.
+        """
+        object.__setattr__(self, "_rebuild", rebuild)
+
+    def plan_for(self, shapes):
+        """The plan for input ``shapes`` (declared shapes: the module's own plan)."""
+        if self._rebuild is None or self._fits_declared(shapes):
+            return self._plan
+        key = tuple(tuple(int(d) for d in s) for s in shapes)
+        plan = self._shape_plans.get(key)
+        if plan is None:
+            inputs, outputs = self._rebuild.build(dict(zip(self._input_names, key)))
+            plan = Plan(inputs, outputs)
+            if len(self._shape_plans) >= _MAX_SHAPE_PLANS:
+                # Each plan holds its own weights: keep few (oldest out first).
+                self._shape_plans.pop(next(iter(self._shape_plans)))
+            self._shape_plans[key] = plan
+        return plan
+
+    def _fits_declared(self, shapes):
+        for v, shape in zip(self._input_vars, shapes):
+            declared = declared_shape(v)
+            if declared is None:
+                continue
+            if len(declared) != len(shape) or any(d >= 0 and d != a
+                                                   for d, a in zip(declared, shape)):
+                return False
+        return True
 
     # -- information -----------------------------------------------------------------
     @property
@@ -199,9 +238,10 @@ class LoadedModule(Module):
 
     def run_arrays(self, arrays, before=None, after=None):
         """Run on ndarrays already of the inputs' dtypes; returns ndarrays (read-only)."""
+        plan = self.plan_for([a.shape for a in arrays])
         _threads.enter(self._config.thread_num)
         try:
-            return self._plan.run(arrays, before=before, after=after)
+            return plan.run(arrays, before=before, after=after)
         finally:
             _threads.leave()
 
@@ -235,10 +275,13 @@ class LoadedModule(Module):
         return arrays
 
     def clone(self):
-        """A module sharing this one's compiled plan and weights, for another thread."""
-        return LoadedModule(self._input_vars, self._output_vars, self._input_names,
+        """A module sharing this one's compiled plans and weights, for another thread."""
+        twin = LoadedModule(self._input_vars, self._output_vars, self._input_names,
                             self._output_names, self._config, self._biz_code, self._version,
                             plan=self._plan)
+        object.__setattr__(twin, "_rebuild", self._rebuild)
+        object.__setattr__(twin, "_shape_plans", self._shape_plans)
+        return twin
 
     def train(self, is_training=True):
         """Loaded modules are for inference; ``train(True)`` raises."""

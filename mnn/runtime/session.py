@@ -113,10 +113,11 @@ class Session:
         """Infer every tensor's shape from the input tensors (MNN's resizeSession)."""
         from ..express.optable import TensorMeta
 
-        plan = self.module.plan
-        metas = [TensorMeta(t.getShape() if t._dim_type == dim_type_of(v.data_format)
-                            else tuple(t._layout_array(v.data_format).shape), t._array.dtype)
-                 for t, v in zip(self.inputs.values(), self.module._input_vars)]
+        shapes = [t._layout_array(v.data_format).shape
+                  for t, v in zip(self.inputs.values(), self.module._input_vars)]
+        plan = self.module.plan_for(shapes)
+        metas = [TensorMeta(tuple(shape), t._array.dtype)
+                 for shape, t in zip(shapes, self.inputs.values())]
         slots = plan.infer_slots(metas)
         for (name, tensor), s, v in zip(self.outputs.items(), plan.output_slots,
                                         self.module._output_vars):
@@ -172,12 +173,15 @@ class Interpreter:
     """
 
     def __init__(self, model_path):
-        from ..format.reader import load_graph
+        from ..format.reader import build_graph, read_net
 
         if isinstance(model_path, (bytes, bytearray, memoryview)):
-            self._graph = load_graph(bytes(model_path))
+            net, external = read_net(bytes(model_path))
         else:
-            self._graph = load_graph(os.fspath(model_path))
+            net, external = read_net(os.fspath(model_path))
+        self._source = "<bytes>" if external is None else external.model_name
+        self._net, self._external = net, external
+        self._graph = build_graph(net, self._source, external)
         self._sessions = []
         self._mode = {}
         self._hints = {}
@@ -190,7 +194,7 @@ class Interpreter:
         ("normal"/"high"/"low"), ``numThread``, ``saveTensors`` (extra output tensor
         names), ``inputPaths`` and ``outputPaths`` (run only between these tensors).
         """
-        from ..nn.loader import load_graph_module
+        from ..nn.loader import ShapeRebuild, load_graph_module
 
         config = dict(config or {})
         known = {"backend", "precision", "numThread", "saveTensors", "inputPaths",
@@ -214,6 +218,9 @@ class Interpreter:
             outputs = list(self._graph.outputs)
             outputs += [n for n in (config.get("saveTensors") or []) if n not in outputs]
         module = load_graph_module(self._graph, inputs, outputs, rc)
+        if set(module.input_names) <= set(self._graph.inputs):
+            module.set_rebuild(ShapeRebuild(self._net, self._source, self._external,
+                                            module.input_names, module.output_names))
         session = Session(module, rc.thread_num)
         self._sessions.append(session)
         return session

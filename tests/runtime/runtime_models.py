@@ -69,6 +69,26 @@ def add_relu_model():
     return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
 
 
+def shape_chain_model():
+    """y = reshape(x, [shape(x)[0], -1]) * 2 for x [1, 3, 4]: a shape chain the reader
+    computes for the declared input shape."""
+    _, h, T, nh = _onnx()
+    g = h.make_graph(
+        [h.make_node("Shape", ["x"], ["s"]),
+         h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+         h.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+         h.make_node("Concat", ["n1", "minus1"], ["target"], axis=0),
+         h.make_node("Reshape", ["x", "target"], ["r"]),
+         h.make_node("Mul", ["r", "two"], ["y"])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 12])],
+        [nh.from_array(np.array(0, np.int64), "zero"),
+         nh.from_array(np.array([0], np.int64), "axes"),
+         nh.from_array(np.array([-1], np.int64), "minus1"),
+         nh.from_array(np.array(2, f32), "two")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
 def if_model():
     """out = (sum(x) > 0) ? x * 2 + 1 : x - 3 (the branches read x from the outer scope)."""
     _, h, T, nh = _onnx()

@@ -169,3 +169,28 @@ def test_running_from_an_inner_tensor_and_saving_tensors(wheel_models):
                                np.tanh(x + ELEMENTWISE_B), rtol=1e-5)
     with pytest.raises(MnnError, match="unknown config keys"):
         it.createSession({"numThreads": 2})
+
+
+def test_new_input_shapes_recompute_shape_chains(wheel_models):
+    _, path = wheel_models("shape_chain")
+    m = _ours(path)
+    for batch in (1, 3, 2, 3):
+        x = RNG.standard_normal((batch, 3, 4)).astype(f32)
+        want = wheel_module_outputs(path, [x])[0]
+        np.testing.assert_allclose(want, x.reshape(batch, 12) * 2, rtol=1e-6)
+        got = m.forward(x)
+        assert got.shape == [batch, 12]
+        np.testing.assert_allclose(got.read(), want, rtol=1e-6)
+    it = mnn.Interpreter(path)
+    s = it.createSession()
+    it.resizeTensor(it.getSessionInput(s), (4, 3, 4))
+    it.resizeSession(s)
+    assert it.getSessionOutput(s).getShape() == (4, 12)
+    x = RNG.standard_normal((4, 3, 4)).astype(f32)
+    it.getSessionInput(s).copyFrom(x)
+    it.runSession(s)
+    np.testing.assert_allclose(it.getSessionOutput(s).getNumpyData(), x.reshape(4, 12) * 2,
+                               rtol=1e-6)
+    fixed = _ours(path, shape_mutable=False)
+    with pytest.raises(MnnError, match="declares"):
+        fixed.forward(np.zeros((2, 3, 4), f32))
