@@ -68,7 +68,8 @@ _export(_FAMILIES, globals())
 # numpy's array methods on Var; ``fill`` is also a function in MNN.numpy.
 from .var_methods import fill  # noqa: E402, F401
 
-# Computed from the families' lists so it cannot drift from them.
+# Computed from the families' lists so it cannot drift from them. ``math`` (our family
+# module; the wheel's is Python's math) stays out so ``import *`` does not shadow it.
 __all__ = sorted({name for module in _FAMILIES for name in module.__all__}  # noqa: PLE0605
                  | {"uint8", "int8", "int32", "int64", "float32", "float64", "bool_", "pi",
-                    "e", "inf", "nan", "newaxis", "linalg", "random", "math", "fill"})
+                    "e", "inf", "nan", "newaxis", "linalg", "random", "fill"})
