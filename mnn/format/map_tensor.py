@@ -415,3 +415,152 @@ def _encode_fmod(ctx, expr):
 def _encode_shape_query(ctx, expr):
     type_name = {"shape": "Shape", "rank": "Rank", "size": "Size"}[expr.op.name]
     ctx.emit(expr, type_name, None, None, expr.inputs, data_format=0)
+
+
+# -- more ops the converter and the express surface emit --------------------------------------
+
+def _chain(ctx, expr, steps):
+    """Emit a chain of one-input-from-before ops; the last binds the Expr's output.
+
+    ``steps`` holds ``(type_name, main_type, main, extra_inputs)``; each op reads the
+    previous op's output (the first reads ``expr.inputs[0]``) followed by ``extra_inputs``.
+    """
+    prev = ctx.tensor(expr.inputs[0])
+    base = expr.outputs[0].name
+    for k, (type_name, main_type, main, extra) in enumerate(steps):
+        last = k == len(steps) - 1
+        outputs = None if last else [ctx.new_tensor(f"{base}__{k}")]
+        out = ctx.emit(expr, type_name, main_type, main, [prev] + list(extra),
+                       outputs=outputs)
+        prev = out[0]
+
+
+@encoder("logical_and")
+def _encode_logical_and(ctx, expr):
+    # MNN keeps booleans as int32 0/1: a product is their conjunction.
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 2, "T": 3}, expr.inputs)
+
+
+@encoder("logical_not")
+def _encode_logical_not(ctx, expr):
+    zero = ctx.const_tensor(np.int32(0), expr, "zero")
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 15, "T": 3}, [expr.inputs[0], zero])
+
+
+@encoder("hardsigmoid")
+def _encode_hardsigmoid(ctx, expr):
+    dtype = expr.inputs[0].dtype
+    alpha = ctx.const_tensor(np.asarray(expr.attrs["alpha"], dtype), expr, "alpha")
+    beta = ctx.const_tensor(np.asarray(expr.attrs["beta"], dtype), expr, "beta")
+    _chain(ctx, expr, [("BinaryOp", "BinaryOp", {"opType": 2, "T": 1}, [alpha]),
+                       ("BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [beta]),
+                       ("ReLU6", "Relu6", {"minValue": 0.0, "maxValue": 1.0}, [])])
+
+
+@encoder("softsign")
+def _encode_softsign(ctx, expr):
+    x = expr.inputs[0]
+    one = ctx.const_tensor(np.asarray(1, x.dtype), expr, "one")
+    base = expr.outputs[0].name
+    absolute = ctx.new_tensor(base + "__abs")
+    ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": 0, "T": 1}, [x], outputs=[absolute])
+    denom = ctx.new_tensor(base + "__den")
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [absolute, one],
+             outputs=[denom])
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 7, "T": 1}, [x, denom])
+
+
+@decoder("Reverse")
+def _decode_reverse(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    x = inputs[0]
+    axes = _static_ints(ctx, op, inputs[1], "the axis")
+    if any(not -x.ndim <= a < x.ndim for a in axes):
+        ctx.fail(op, f"axes {axes} out of range for rank {x.ndim}")
+    return _graph.apply("reverse", [x], axes=tuple(sorted(a % x.ndim for a in axes)))
+
+
+@encoder("reverse")
+def _encode_reverse(ctx, expr):
+    axes = list(expr.attrs["axes"])
+    if not axes:
+        ctx.emit(expr, "Identity", None, None, expr.inputs)
+        return
+    steps = [("Reverse", None, None, [ctx.const_tensor(np.int32([a]), expr, f"axis{a}")])
+             for a in axes]
+    _chain(ctx, expr, steps)
+
+
+@decoder("ScatterNd")
+def _decode_scatter_nd(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 3)
+    shape = tuple(_static_ints(ctx, op, inputs[2], "the shape"))
+    if any(d < 0 for d in shape):
+        ctx.fail(op, f"shape {list(shape)} has a negative dimension")
+    idx = inputs[0] if inputs[0].dtype == np.int32 else ew.cast(inputs[0], np.int32)
+    return _graph.apply("scatter_nd", [idx, inputs[1]], shape=shape)
+
+
+@encoder("scatter_nd")
+def _encode_scatter_nd(ctx, expr):
+    shape = ctx.const_tensor(_i32(expr.attrs["shape"]), expr, "shape")
+    ctx.emit(expr, "ScatterNd", None, None, list(expr.inputs) + [shape])
+
+
+@decoder("MatrixBandPart")
+def _decode_band(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 3)
+    lower = int(np.ravel(ctx.need_static(op, inputs[1], "the lower band"))[0])
+    upper = int(np.ravel(ctx.need_static(op, inputs[2], "the upper band"))[0])
+    return _graph.apply("matrix_band_part", [inputs[0]], lower=lower, upper=upper)
+
+
+@encoder("matrix_band_part")
+def _encode_band(ctx, expr):
+    lower = ctx.const_tensor(np.int32(expr.attrs["lower"]), expr, "lower")
+    upper = ctx.const_tensor(np.int32(expr.attrs["upper"]), expr, "upper")
+    ctx.emit(expr, "MatrixBandPart", None, None, [expr.inputs[0], lower, upper])
+
+
+@decoder("Unpack")
+def _decode_unpack(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    x = inputs[0]
+    axis = int(ctx.param(op, "Axis")["axis"]) if op.get("main") is not None else 0
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
+    return movement.unstack(x, axis % x.ndim)
+
+
+@encoder("onnx_slice")
+def _encode_onnx_slice(ctx, expr):
+    # MNN's converter writes ONNX Slice as StridedSlice with fromType 1 and the same inputs.
+    ctx.emit(expr, "StridedSlice", "StridedSliceParam", {"fromType": 1}, expr.inputs)
+
+
+# ONNX reduction modes as (unary op before, MNN ReductionType, unary op after); MNN's CPU
+# backend computes neither ASUM nor SUMSQ, so those go through ABS/SQUARE and a SUM.
+_ONNX_REDUCE = {"sum": (None, 0, None), "mean": (None, 3, None), "max": (None, 4, None),
+                "min": (None, 5, None), "prod": (None, 6, None), "l1": (0, 0, None),
+                "sum_square": (4, 0, None), "l2": (4, 0, 5), "log_sum": (None, 0, 8)}
+
+
+@encoder("onnx_reduce")
+def _encode_onnx_reduce(ctx, expr):
+    a = expr.attrs
+    if a.get("noop_with_empty_axes"):
+        ctx.fail(expr, "noop_with_empty_axes has no MNN Reduction equivalent")
+    plan = _ONNX_REDUCE.get(a["mode"])
+    if plan is None:
+        ctx.fail(expr, f"reduction mode {a['mode']!r} has no MNN Reduction equivalent")
+    before, code, after = plan
+    x, axes = expr.inputs
+    param = {"operation": code, "keepDims": bool(a["keepdims"]),
+             "dType": datatype_of(x.dtype)}
+    steps = []
+    if before is not None:
+        steps.append(("UnaryOp", "UnaryOp", {"opType": before, "T": 1}, []))
+    steps.append(("Reduction", "ReductionParam", param, [axes]))
+    if after is not None:
+        steps.append(("UnaryOp", "UnaryOp", {"opType": after, "T": 1}, []))
+    _chain(ctx, expr, steps)
