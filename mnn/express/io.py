@@ -22,8 +22,8 @@ def save(vars, fileName, forInference=True, *, weight_quant_bits=0,  # noqa: A00
         The outputs to keep (with everything they depend on). A dict names the outputs.
     fileName : str or os.PathLike
     forInference : bool
-        pymnn's flag; trainable parameters are written as ``TrainableParam`` either way, so
-        a saved model can be loaded for inference or for more training.
+        pymnn's flag: True writes trainable parameters as constants (an inference model);
+        False keeps them as ``TrainableParam`` ops, which load back as trainable Vars.
     weight_quant_bits : int
         2..8 stores convolution weights as an int codebook (0: float).
     weight_quant_block : int
@@ -42,8 +42,7 @@ def save(vars, fileName, forInference=True, *, weight_quant_bits=0,  # noqa: A00
     if not isinstance(vars, dict):
         vars = list(vars) if isinstance(vars, (list, tuple)) else [vars]
     options = EncodeOptions(weight_quant_bits, weight_quant_block, weight_quant_asymmetric,
-                            fp16, external_data)
-    del forInference
+                            fp16, external_data, keep_trainable=not forInference)
     write_model(vars, fileName, options, biz_code)
 
 

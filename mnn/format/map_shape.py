@@ -74,7 +74,8 @@ def _decode_const(ctx, op, inputs):
 @encoder("const", "trainable")
 def _encode_const(ctx, expr):
     value = np.asarray(expr.values[0])
-    kind = "TrainableParam" if expr.kind == "trainable" else "Const"
+    keep = expr.kind == "trainable" and ctx.options.keep_trainable
+    kind = "TrainableParam" if keep else "Const"
     ctx.emit(expr, kind, "Blob", ctx.blob(value, _FORMAT_CODES.get(expr.data_format, 0)), [])
 
 

@@ -41,10 +41,13 @@ class EncodeOptions:
         Store float weights as half floats.
     external_data : bool
         Move weights into ``<model>.mnn.weight``.
+    keep_trainable : bool
+        Write trainable Vars as ``TrainableParam`` ops (else as constants).
     """
 
     def __init__(self, weight_quant_bits=0, weight_quant_block=0,
-                 weight_quant_asymmetric=False, fp16=False, external_data=False):
+                 weight_quant_asymmetric=False, fp16=False, external_data=False,
+                 keep_trainable=True):
         bits = int(weight_quant_bits)
         if bits and not 2 <= bits <= 8:
             raise ModelFileError(f"mnn: weight_quant_bits must be 0 or 2..8, got {bits}")
@@ -58,6 +61,7 @@ class EncodeOptions:
         self.weight_quant_asymmetric = bool(weight_quant_asymmetric)
         self.fp16 = bool(fp16)
         self.external_data = bool(external_data)
+        self.keep_trainable = bool(keep_trainable)
 
 
 class EncodeContext:
@@ -187,8 +191,10 @@ class EncodeContext:
         return blob
 
     def static(self, var):
-        """The value of ``var`` when it is a constant (not a trainable), else None."""
-        if var.expr.kind == "const":
+        """The value of ``var`` when it is written as a constant, else None (trainables
+        are constants in an inference file)."""
+        if var.expr.kind == "const" or (var.expr.kind == "trainable"
+                                        and not self.options.keep_trainable):
             return np.asarray(var.expr.values[var.index])
         return None
 

@@ -152,3 +152,23 @@ def test_cnn_with_weight_options_runs_in_wheel(tag, tmp_path, rng):
     tol = {"float": 1e-6, "external": 1e-6, "fp16": 2e-3, "q8_sym": 0.05, "q8_external": 0.05,
            "q4_asym": 0.3, "q3_sym": 0.6}[tag]
     np.testing.assert_allclose(ours, exact, atol=tol * np.abs(exact).max())
+
+
+@pytest.mark.parametrize("for_inference", [True, False])
+def test_trainables_for_inference_or_training(for_inference, tmp_path):
+    import MNN
+
+    x = _x((2, 3))
+    w = F.const(np.arange(12, dtype=np.float32).reshape(3, 4))
+    w.fix_as_trainable()
+    w.name = "w"
+    y = F.matmul(x, w)
+    path = str(tmp_path / "m.mnn")
+    io.save({"y": y}, path, forInference=for_inference)
+    value = np.ones((2, 3), np.float32)
+    (theirs,) = wheel_run(path, {"x": value}, ["y"])
+    np.testing.assert_allclose(theirs, value @ np.arange(12, dtype=np.float32).reshape(3, 4))
+    var_map = io.load_as_dict(path)
+    assert var_map["w"].expr.kind == ("const" if for_inference else "trainable")
+    kind = MNN.expr.load_as_dict(path)["w"].op_type
+    assert kind == ("Const" if for_inference else "Trainable")
