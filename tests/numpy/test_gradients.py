@@ -56,6 +56,11 @@ CASES = [
     ("nan_to_num", lambda x: mnp.nan_to_num(x * 2), [A]),
     ("clip", lambda x: mnp.clip(x, -1, 1.5), [A]),
     ("dot", lambda x, y: mnp.dot(x, y.T), [A, B]),
+    ("take", lambda x: mnp.take(x, np.array([[0, 2], [2, 1]]), axis=1), [A]),
+    ("take_flat_repeated", lambda x: mnp.take(x, np.array([0, 5, 5, -1])), [A]),
+    ("take_wrap", lambda x: mnp.take(x, np.array([7, -9]), axis=1, mode="wrap"), [A]),
+    ("take_along_axis", lambda x: mnp.take_along_axis(x, np.array([[0], [3], [3]]), 1), [A]),
+    ("permutation", lambda x: (mnp.random.seed(3), mnp.random.permutation(x))[1], [A]),
 ]
 
 

@@ -182,6 +182,47 @@ for _dt in ALL_DTYPES:
                            values((4,), _dt, seed=3), values((), _dt, seed=4)],
                           {"mode": "raise"},
                           lambda i, *c, mode: np.choose(i, c, mode=mode)))
+
+
+def _take_bw_ref(g, idx, shape, axis, mode):
+    # Scatter-add written out with a Python loop over numpy's own take positions.
+    out = np.zeros(shape, g.dtype)
+    n = out.size if axis is None else shape[axis]
+    pos = np.take(np.arange(n), idx, mode=mode)
+    if axis is None:
+        flat = out.reshape(-1)
+        for p, v in zip(pos.reshape(-1), g.reshape(-1)):
+            flat[p] += v
+        return out
+    g_m = np.moveaxis(g, list(range(axis, axis + idx.ndim)), list(range(idx.ndim)))
+    out_m = np.moveaxis(out, axis, 0)
+    for k, p in enumerate(pos.reshape(-1)):
+        out_m[p] += g_m.reshape((-1,) + g_m.shape[idx.ndim:])[k]
+    return out
+
+
+def _tala_bw_ref(g, idx, shape, axis):
+    out = np.zeros(shape, g.dtype)
+    for pos in np.ndindex(*g.shape):
+        target = list(pos)
+        target[axis] = idx[pos]
+        out[tuple(target)] += g[pos]
+    return out
+
+
+for _dt in FLOAT_DTYPES:
+    _add("take_backward",
+         Sample([values((3, 2, 2, 5), _dt), np.array([[0, 3], [3, -1]], np.int32)],
+                {"shape": (3, 4, 5), "axis": 1, "mode": "raise"}, _take_bw_ref),
+         Sample([values((4,), _dt), np.array([0, 13, 13, -2], np.int64)],
+                {"shape": (3, 4), "axis": None, "mode": "wrap"}, _take_bw_ref),
+         Sample([values((2, 3), _dt), np.array([9, -9], np.int32)],
+                {"shape": (5, 3), "axis": 0, "mode": "clip"}, _take_bw_ref))
+    _add("take_along_axis_backward",
+         Sample([values((3, 2), _dt), np.array([[0, 0], [3, 1], [2, 2]], np.int32)],
+                {"shape": (3, 4), "axis": 1}, _tala_bw_ref))
+_reject("take_backward", Sample([values((2,), np.float32), np.array([0.5, 1.0], np.float32)],
+                                {"shape": (3,), "axis": 0, "mode": "raise"}))
 _add("diff", Sample([values((5,), np.bool_)], {"n": 1, "axis": 0},
                     lambda a, n, axis: np.diff(a, n, axis), note="bool"))
 _reject("take", Sample([values((3,), np.float32), np.array([3], np.int32)],

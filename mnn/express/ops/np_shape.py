@@ -12,8 +12,9 @@ from ..optable import OpDef, register
 from ..var import to_var
 from .np_common import axis_of, int_tuple, numpy_errors, run_on_proxies
 
-__all__ = ["flip", "roll", "diff", "diagonal", "diag", "repeat", "take",
-           "take_along_axis", "choose", "delete", "insert", "resize_np"]
+__all__ = ["flip", "roll", "diff", "diagonal", "diag", "repeat", "take", "take_backward",
+           "take_along_axis", "take_along_axis_backward", "choose", "delete", "insert",
+           "resize_np"]
 
 
 # -- flip -------------------------------------------------------------------------------
@@ -332,7 +333,59 @@ def _take_compute(arrays, axis, mode):
     return np.take(x, idx, axis=axis, mode=mode)
 
 
-register(OpDef("take", _take_infer, _take_compute))
+def _take_grad(inputs, outputs, grads, axis, mode):
+    x, idx = inputs
+    return [take_backward(grads[0], idx, x.shape, axis, mode), None]
+
+
+register(OpDef("take", _take_infer, _take_compute, _take_grad))
+
+
+def _wrapped_indices(idx, length, mode):
+    """The positions numpy's ``take`` reads for ``idx`` in an axis of ``length``."""
+    if mode == "wrap":
+        return np.mod(idx, length) if length else idx
+    if mode == "clip":
+        return np.clip(idx, 0, max(length - 1, 0))
+    return np.where(idx < 0, idx + length, idx)
+
+
+def _take_bw_infer(metas, shape, axis, mode):
+    g, idx = metas
+    _check_int_indices(idx)
+    return [(tuple(shape), g.dtype)]
+
+
+def _take_bw_compute(arrays, shape, axis, mode):
+    # Scatter-add: an index read twice by take receives both gradients.
+    g, idx = arrays
+    out = np.zeros(shape, g.dtype)
+    if axis is None:
+        flat = out.reshape(-1)
+        np.add.at(flat, _wrapped_indices(idx, flat.size, mode).reshape(-1), g.reshape(-1))
+        return out
+    ax = axis_of(axis, len(shape))
+    pos = _wrapped_indices(idx, shape[ax], mode)
+    moved = np.moveaxis(out, ax, 0)
+    g_moved = np.moveaxis(g.reshape(shape[:ax] + idx.shape + shape[ax + 1:]),
+                          list(range(ax, ax + idx.ndim)), list(range(idx.ndim)))
+    np.add.at(moved, pos, g_moved)
+    return out
+
+
+def _take_bw_grad(inputs, outputs, grads, shape, axis, mode):
+    return [take(grads[0], inputs[1], axis, mode), None]
+
+
+register(OpDef("take_backward", _take_bw_infer, _take_bw_compute, _take_bw_grad))
+
+
+def take_backward(g, indices, shape, axis=None, mode="raise"):
+    """The gradient of :func:`take`: ``g`` added into zeros of ``shape`` at the positions
+    ``take`` read (repeated indices accumulate)."""
+    return apply("take_backward", [to_var(g), to_var(indices)],
+                 shape=tuple(int(d) for d in shape),
+                 axis=None if axis is None else int(axis), mode=str(mode))[0]
 
 
 def take(x, indices, axis=None, mode="raise"):
@@ -383,7 +436,50 @@ def _tala_compute(arrays, axis):
     return np.take_along_axis(x, idx, axis=axis)
 
 
-register(OpDef("take_along_axis", _tala_infer, _tala_compute))
+def _tala_grad(inputs, outputs, grads, axis):
+    x, idx = inputs
+    return [take_along_axis_backward(grads[0], idx, x.shape, axis), None]
+
+
+register(OpDef("take_along_axis", _tala_infer, _tala_compute, _tala_grad))
+
+
+def _tala_bw_infer(metas, shape, axis):
+    g, idx = metas
+    _check_int_indices(idx)
+    return [(tuple(shape), g.dtype)]
+
+
+def _tala_bw_compute(arrays, shape, axis):
+    g, idx = arrays
+    out = np.zeros(shape, g.dtype)
+    if axis is None:
+        flat = out.reshape(-1)
+        np.add.at(flat, np.where(idx < 0, idx + flat.size, idx), g)
+        return out
+    ax = axis_of(axis, len(shape))
+    idx = np.where(idx < 0, idx + shape[ax], idx)
+    full = np.broadcast_shapes(g.shape, idx.shape)
+    grids = list(np.indices(full, sparse=True))
+    grids[ax] = np.broadcast_to(idx, full)
+    np.add.at(out, tuple(grids), np.broadcast_to(g, full))
+    return out
+
+
+def _tala_bw_grad(inputs, outputs, grads, shape, axis):
+    return [take_along_axis(grads[0], inputs[1], axis), None]
+
+
+register(OpDef("take_along_axis_backward", _tala_bw_infer, _tala_bw_compute,
+               _tala_bw_grad))
+
+
+def take_along_axis_backward(g, indices, shape, axis):
+    """The gradient of :func:`take_along_axis`: ``g`` added into zeros of ``shape`` at
+    the positions read (repeated indices accumulate)."""
+    return apply("take_along_axis_backward", [to_var(g), to_var(indices)],
+                 shape=tuple(int(d) for d in shape),
+                 axis=None if axis is None else int(axis))[0]
 
 
 def take_along_axis(x, indices, axis):
