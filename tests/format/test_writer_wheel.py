@@ -172,3 +172,21 @@ def test_trainables_for_inference_or_training(for_inference, tmp_path):
     assert var_map["w"].expr.kind == ("const" if for_inference else "trainable")
     kind = MNN.expr.load_as_dict(path)["w"].op_type
     assert kind == ("Const" if for_inference else "Trainable")
+
+
+def test_convolution_with_trainable_weights_runs_in_wheel(tmp_path, rng):
+    x = _x((1, 3, 8, 8))
+    w = F.const(rng.standard_normal((4, 3, 3, 3)).astype(np.float32))
+    b = F.const(rng.standard_normal(4).astype(np.float32))
+    w.fix_as_trainable()
+    b.fix_as_trainable()
+    y = F.relu(F.conv2d(x, w, b, padding=(1, 1)))
+    value = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    x.write(value)
+    expect = y.read()
+    path = str(tmp_path / "m.mnn")
+    io.save({"y": y}, path, forInference=False)   # weights become inputs of the conv
+    (theirs,) = wheel_run(path, {"x": value}, ["y"])
+    (ours,) = ours_run(path, {"x": value}, ["y"])
+    np.testing.assert_allclose(theirs, expect, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours, expect, rtol=1e-6, atol=1e-6)
