@@ -194,7 +194,7 @@ def convert(args, out=None):
         raise CliError(f"mnnconvert: --weightQuantBits must be 0 or 2..8, got "
                        f"{args.weightQuantBits}")
     stats = optimize(list(outputs.values()), level=args.optimizeLevel,
-                     keep_training=args.forTraining)
+                     keep_training=args.forTraining, quantizing=args.weightQuantBits > 0)
     if args.testdir:
         _check_testdir(args.testdir, inputs, outputs, args.threshold, out)
     try:

@@ -12,12 +12,13 @@ Identity and inference-mode Dropout never reach the graph (the frontend returns 
 input), Clip(0, 6) becomes ``relu6`` and Relu ``relu`` when converted, and dead code does
 not exist in an express graph: only what the outputs reach is ever written.
 """
-from .rewrite import fold_constants, fold_conv_batchnorm, merge_duplicates
+from .rewrite import fold_constants, fold_conv_batchnorm, matmul_to_conv, merge_duplicates
 
-__all__ = ["optimize", "fold_constants", "fold_conv_batchnorm", "merge_duplicates"]
+__all__ = ["optimize", "fold_constants", "fold_conv_batchnorm", "matmul_to_conv",
+           "merge_duplicates"]
 
 
-def optimize(outputs, level=1, keep_training=False):
+def optimize(outputs, level=1, keep_training=False, quantizing=False):
     """Rewrite the graph above ``outputs`` (a list of Vars) in place.
 
     Parameters
@@ -27,6 +28,9 @@ def optimize(outputs, level=1, keep_training=False):
         ``--optimizeLevel`` (0, 1 or 2).
     keep_training : bool
         ``--forTraining``: keep BatchNormalization apart from the convolution.
+    quantizing : bool
+        Weights will be quantised: fully connected layers (matmul by a constant) become
+        1x1 convolutions, whose weights the writer quantises (MNN does the same).
 
     Returns
     -------
@@ -39,5 +43,7 @@ def optimize(outputs, level=1, keep_training=False):
     stats["constants folded"] = fold_constants(outputs)
     if not keep_training:
         stats["batchnorms folded into conv"] = fold_conv_batchnorm(outputs)
+    if quantizing:
+        stats["matmuls as 1x1 conv"] = matmul_to_conv(outputs)
     stats["duplicates merged"] = merge_duplicates(outputs)
     return stats

@@ -6,6 +6,7 @@ re-points a Var (``fix_as_const``, ``replace``) and every consumer sees the chan
 import numpy as np
 
 from mnn.express.graph import _ancestors, apply
+from mnn.express.ops.nn_conv import conv2d
 from mnn.express.var import const
 
 __all__ = ["fold_constants", "fold_conv_batchnorm", "merge_duplicates", "topological",
@@ -143,4 +144,33 @@ def merge_duplicates(outputs):
             for mine, theirs in zip(expr.outputs, keep.outputs):
                 mine.replace(theirs)
             count += 1
+    return count
+
+
+def matmul_to_conv(outputs):
+    """``matmul(x, W)`` with a constant 2-D ``W`` and a 2-D ``x`` becomes a 1x1 conv2d
+    between reshapes (MNN stores such layers as convolutions, whose weights the writer
+    can quantise); returns the number of rewrites."""
+    count = 0
+    for expr in topological(outputs):
+        if expr.op_type != "matmul" or len(expr.inputs) != 2:
+            continue
+        x, w = expr.inputs
+        weight = _const_value(w)
+        xmeta = x.expr.metas[x.index]
+        if weight is None or weight.ndim != 2 or xmeta.shape is None or len(xmeta.shape) != 2:
+            continue
+        if weight.dtype.kind != "f" or xmeta.dtype != weight.dtype:
+            continue
+        if expr.attrs.get("transpose_a"):
+            continue
+        kernel = weight.T if not expr.attrs.get("transpose_b") else weight  # (M, K)
+        n, k = xmeta.shape
+        m = kernel.shape[0]
+        image = apply("reshape", [x], shape=(n, k, 1, 1), zero_copies=False)[0]
+        conv = conv2d(image, const(np.ascontiguousarray(kernel.reshape(m, k, 1, 1))))
+        flat = apply("reshape", [conv], shape=(n, m), zero_copies=False)[0]
+        flat.expr.name = expr.name
+        expr.outputs[0].replace(flat)
+        count += 1
     return count
