@@ -14,7 +14,7 @@ from ..express.ops.elementwise import cast
 from ..express.ops.movement import broadcast_to, reshape
 from ..express.ops.selection import select
 from ..express.ops.np_shape import diag as _diag
-from ..express.var import Var, const
+from ..express.var import Var, _default_array, const
 from ._util import asvar, npdtype, shape_tuple
 
 __all__ = ["array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray",
@@ -189,6 +189,11 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     _check_device_like(device, like)
     _check_order(order)
     shape = shape_tuple(shape)
+    if not isinstance(fill_value, Var) and np.ndim(fill_value) == 0:
+        # A number: one scalar constant of the final dtype (no cast or reshape nodes).
+        value = const(np.asarray(fill_value, npdtype(dtype)) if dtype is not None
+                      else _default_array(fill_value).reshape(()))
+        return _creation.fill(shape, value)
     value = asvar(fill_value, dtype)
     if value.size != 1:
         # numpy broadcasts an array fill value over the shape.
