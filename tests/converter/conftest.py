@@ -11,20 +11,22 @@ def _init(name, array):
 
 @pytest.fixture
 def cnn_model():
-    """Conv -> BatchNormalization -> Relu -> Clip(0,6) -> GlobalAveragePool -> Flatten ->
+    """Conv 5x5 (64 channels) -> BatchNormalization -> Relu -> Clip(0,6) -> GlobalAveragePool -> Flatten ->
     Gemm, plus an output that is only an Identity of the input and one that is a Dropout
     of it."""
     rng = np.random.default_rng(0)
-    w = rng.normal(size=(8, 3, 3, 3)).astype(np.float32)
-    b = rng.normal(size=8).astype(np.float32)
-    gamma = rng.uniform(0.5, 1.5, 8).astype(np.float32)
-    beta = rng.normal(size=8).astype(np.float32)
-    mean = rng.normal(size=8).astype(np.float32)
-    var = rng.uniform(0.5, 2, 8).astype(np.float32)
-    fc = rng.normal(size=(10, 8)).astype(np.float32)
+    # Big enough (about 20 k weights) that an int8 codebook beats float32 in size.
+    c = 64
+    w = rng.normal(size=(c, 3, 5, 5)).astype(np.float32)
+    b = rng.normal(size=c).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, c).astype(np.float32)
+    beta = rng.normal(size=c).astype(np.float32)
+    mean = rng.normal(size=c).astype(np.float32)
+    var = rng.uniform(0.5, 2, c).astype(np.float32)
+    fc = rng.normal(size=(10, c)).astype(np.float32) / 8
     fcb = rng.normal(size=10).astype(np.float32)
     nodes = [
-        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[2, 2, 2, 2]),
         helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], ["bn"]),
         helper.make_node("Relu", ["bn"], ["r"]),
         helper.make_node("Clip", ["r", "lo", "hi"], ["r6"]),
