@@ -550,3 +550,17 @@ def _encode_deconv(ctx, expr):
         return
     nchw = [ctx.convert_index(o, 2, 0, f"{base}__g{g}") for g, o in enumerate(outs)]
     ctx.emit(expr, "Concat", "Axis", {"axis": 1}, nchw)
+
+
+@decoder("LRN")
+def _decode_lrn(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 1)
+    p = ctx.param(op, "LRN")
+    if int(p["regionType"]) != 0:
+        ctx.fail(op, "only across-channel LRN (regionType 0) is supported")
+    if int(p["localSize"]) < 1:
+        ctx.fail(op, f"window size {p['localSize']} must be positive")
+    from ..express.ops.nn_norm import lrn
+
+    return [lrn(inputs[0], int(p["localSize"]), float(p["alpha"]), float(p["beta"]),
+                float(p["bias"]))]

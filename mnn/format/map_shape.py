@@ -388,6 +388,8 @@ def _decode_slice_tf(ctx, op, inputs):
     value = ctx.static(x)
     index = []
     for b, s, d in zip(begin, size, x.shape):
+        if b < 0:   # MNN counts a negative begin from the end
+            b += d
         if not 0 <= b <= d:
             ctx.fail(op, f"begin {begin} out of range for shape {x.shape}")
         end = d if s == -1 else b + s

@@ -564,3 +564,22 @@ def _encode_onnx_reduce(ctx, expr):
     if after is not None:
         steps.append(("UnaryOp", "UnaryOp", {"opType": after, "T": 1}, []))
     _chain(ctx, expr, steps)
+
+
+@decoder("GatherElements")
+def _decode_gather_elements(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2, 3)
+    x, idx = inputs[0], inputs[1]
+    axis = int(np.ravel(ctx.need_static(op, inputs[2], "the axis"))[0]) \
+        if len(inputs) == 3 else 0
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
+    if idx.dtype != np.int32:
+        idx = ew.cast(idx, np.int32)
+    return _graph.apply("gather_along_axis", [x, idx], axis=axis % x.ndim)
+
+
+@encoder("gather_along_axis")
+def _encode_gather_elements(ctx, expr):
+    axis = ctx.const_tensor(np.int32(expr.attrs["axis"]), expr, "axis")
+    ctx.emit(expr, "GatherElements", None, None, [expr.inputs[0], expr.inputs[1], axis])
