@@ -1,0 +1,200 @@
+# cython: language_level=3
+"""Linear filtering kernels for mnn.cv: separable (row then column pass) and general 2-D
+correlation.
+
+Borders are handled with index tables built in Python: ``xidx[j]`` is the source column
+read for padded column ``j`` (``-1`` reads the constant border value 0), likewise
+``yidx`` for rows, so the kernels never read outside the image. Results go through
+``scale * sum + delta``, rounded to nearest and saturated for integer outputs.
+"""
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, free
+from libc.math cimport lrint
+
+ctypedef unsigned char uchar
+
+ctypedef fused src_t:
+    uchar
+    unsigned short
+    short
+    float
+    double
+
+ctypedef fused out_t:
+    uchar
+    unsigned short
+    short
+    int
+    float
+    double
+
+
+cdef inline double saturate_to(double v, double lo, double hi) noexcept nogil:
+    v = <double>lrint(v)
+    return lo if v < lo else (hi if v > hi else v)
+
+
+def row_pass(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
+             const float[::1] kx, float[:, ::1] tmp, int nthreads):
+    """tmp[y, x*cn + c] = sum_k kx[k] * src[y, xidx[x + k]*cn + c] (0 where xidx < 0)."""
+    cdef Py_ssize_t h = src.shape[0], w = tmp.shape[1] // cn, K = kx.shape[0]
+    cdef Py_ssize_t y, x, c, k, sx
+    cdef float acc
+    cdef const src_t* row
+    cdef float* out
+    for y in prange(h, nogil=True, num_threads=nthreads, schedule="static"):
+        row = &src[y, 0]
+        out = &tmp[y, 0]
+        for x in range(w):
+            for c in range(cn):
+                acc = 0
+                for k in range(K):
+                    sx = xidx[x + k]
+                    if sx >= 0:
+                        acc = acc + kx[k] * <float>row[sx * cn + c]
+                out[x * cn + c] = acc
+
+
+def col_pass(const float[:, ::1] tmp, const int[::1] yidx, const float[::1] ky,
+             out_t[:, ::1] dst, double scale, double delta, double lo, double hi,
+             int nthreads):
+    """dst[y, j] = scale * sum_k ky[k] * tmp[yidx[y + k], j] + delta (saturated)."""
+    cdef Py_ssize_t h = dst.shape[0], m = dst.shape[1], K = ky.shape[0], y, j, k, sy
+    cdef double v
+    cdef float* acc
+    with nogil, parallel(num_threads=nthreads):
+        acc = <float*>malloc(m * sizeof(float))
+        for y in prange(h, schedule="static"):
+            for j in range(m):
+                acc[j] = 0
+            for k in range(K):
+                sy = yidx[y + k]
+                if sy >= 0:
+                    for j in range(m):
+                        acc[j] = acc[j] + ky[k] * tmp[sy, j]
+            for j in range(m):
+                v = scale * acc[j] + delta
+                if out_t is float or out_t is double:
+                    dst[y, j] = <out_t>v
+                else:
+                    dst[y, j] = <out_t>saturate_to(v, lo, hi)
+        free(acc)
+
+
+def filter2d(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
+             const int[::1] yidx, const float[:, ::1] kernel, out_t[:, ::1] dst,
+             double delta, double lo, double hi, int nthreads):
+    """dst[y, x*cn + c] = sum_ij kernel[i, j] * src[yidx[y+i], xidx[x+j]*cn + c] + delta."""
+    cdef Py_ssize_t h = dst.shape[0], w = dst.shape[1] // cn
+    cdef Py_ssize_t kh = kernel.shape[0], kw = kernel.shape[1], y, x, c, i, j, sy, sx
+    cdef double acc
+    for y in prange(h, nogil=True, num_threads=nthreads, schedule="static"):
+        for x in range(w):
+            for c in range(cn):
+                acc = 0
+                for i in range(kh):
+                    sy = yidx[y + i]
+                    if sy < 0:
+                        continue
+                    for j in range(kw):
+                        sx = xidx[x + j]
+                        if sx >= 0:
+                            acc = acc + kernel[i, j] * <double>src[sy, sx * cn + c]
+                acc = acc + delta
+                if out_t is float or out_t is double:
+                    dst[y, x * cn + c] = <out_t>acc
+                else:
+                    dst[y, x * cn + c] = <out_t>saturate_to(acc, lo, hi)
+
+
+def morph(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx, const int[::1] yidx,
+          const int[:, ::1] taps, src_t[:, ::1] dst, int dilate, const double[::1] border,
+          int nthreads):
+    """Min (erode) or max (dilate) over the structuring element's taps (dy, dx pairs in
+    padded coordinates); an index of -1 reads the channel's ``border`` value."""
+    cdef Py_ssize_t h = dst.shape[0], w = dst.shape[1] // cn, nt = taps.shape[0]
+    cdef Py_ssize_t y, x, c, t, sy, sx
+    cdef src_t v, best
+    for y in prange(h, nogil=True, num_threads=nthreads, schedule="static"):
+        for x in range(w):
+            for c in range(cn):
+                best = <src_t>border[c]
+                for t in range(nt):
+                    sy = yidx[y + taps[t, 0]]
+                    sx = xidx[x + taps[t, 1]]
+                    if sy < 0 or sx < 0:
+                        v = <src_t>border[c]
+                    else:
+                        v = src[sy, sx * cn + c]
+                    if t == 0:
+                        best = v
+                    elif dilate:
+                        if v > best:
+                            best = v
+                    elif v < best:
+                        best = v
+                dst[y, x * cn + c] = best
+
+
+def bilateral(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
+              const int[::1] yidx, const int[:, ::1] offs, const float[::1] space_w,
+              const float[::1] color_w, double color_scale, Py_ssize_t radius,
+              src_t[:, ::1] dst, double lo, double hi, int nthreads):
+    """OpenCV's bilateral filter: weights space_w[k] * color_w[index of the colour
+    distance], the distance being |dv| (1 channel) or |db|+|dg|+|dr| (3 channels),
+    scaled by ``color_scale`` into the color_w table."""
+    cdef Py_ssize_t h = dst.shape[0], w = dst.shape[1] // cn, nk = offs.shape[0]
+    cdef Py_ssize_t y, x, c, k, sy, sx, idx, ncw = color_w.shape[0]
+    cdef double wsum, s0, s1, s2, wk, d, v0, v1, v2, c0, c1, c2, fi
+    for y in prange(h, nogil=True, num_threads=nthreads, schedule="dynamic"):
+        for x in range(w):
+            c0 = src[y, x * cn]
+            c1 = src[y, x * cn + 1] if cn == 3 else 0
+            c2 = src[y, x * cn + 2] if cn == 3 else 0
+            wsum = 0
+            s0 = 0
+            s1 = 0
+            s2 = 0
+            for k in range(nk):
+                sy = yidx[y + radius + offs[k, 0]]
+                sx = xidx[x + radius + offs[k, 1]]
+                if sy < 0 or sx < 0:
+                    continue
+                v0 = src[sy, sx * cn]
+                if cn == 3:
+                    v1 = src[sy, sx * cn + 1]
+                    v2 = src[sy, sx * cn + 2]
+                    d = (v0 - c0 if v0 > c0 else c0 - v0) + (v1 - c1 if v1 > c1 else c1 - v1) \
+                        + (v2 - c2 if v2 > c2 else c2 - v2)
+                else:
+                    v1 = 0
+                    v2 = 0
+                    d = v0 - c0 if v0 > c0 else c0 - v0
+                fi = d * color_scale
+                idx = <Py_ssize_t>fi
+                if idx >= ncw - 1:
+                    wk = space_w[k] * color_w[ncw - 1]
+                elif src_t is uchar:
+                    wk = space_w[k] * color_w[idx]
+                else:
+                    fi = fi - idx
+                    wk = space_w[k] * (color_w[idx] + (color_w[idx + 1] - color_w[idx]) * fi)
+                wsum = wsum + wk
+                s0 = s0 + wk * v0
+                s1 = s1 + wk * v1
+                s2 = s2 + wk * v2
+            if wsum <= 0:
+                wsum = 1
+                s0 = c0
+                s1 = c1
+                s2 = c2
+            if src_t is float or src_t is double:
+                dst[y, x * cn] = <src_t>(s0 / wsum)
+                if cn == 3:
+                    dst[y, x * cn + 1] = <src_t>(s1 / wsum)
+                    dst[y, x * cn + 2] = <src_t>(s2 / wsum)
+            else:
+                dst[y, x * cn] = <src_t>saturate_to(s0 / wsum, lo, hi)
+                if cn == 3:
+                    dst[y, x * cn + 1] = <src_t>saturate_to(s1 / wsum, lo, hi)
+                    dst[y, x * cn + 2] = <src_t>saturate_to(s2 / wsum, lo, hi)
