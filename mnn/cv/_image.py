@@ -67,8 +67,16 @@ def wrap(result, like, batch=False):
     return result
 
 
-def threads():
-    """Thread count the kernels use (``mnn.expr.set_thread_number``)."""
+# Below this many output values a kernel runs on one thread: waking the OpenMP team
+# costs more than it saves, and far more on a loaded machine.
+_PARALLEL_MIN_WORK = 1 << 17
+
+
+def threads(work=None):
+    """Thread count for a kernel producing ``work`` values (``mnn.expr.set_thread_number``,
+    or 1 for small jobs)."""
+    if work is not None and work < _PARALLEL_MIN_WORK:
+        return 1
     return runtime.get_thread_number()
 
 

@@ -71,7 +71,8 @@ def _reorder(arr, order, dst_cn, name):
     src = arr if arr.ndim == 3 else arr[:, :, np.newaxis]
     src = np.ascontiguousarray(src)
     dst = np.empty(src.shape[:2] + (dst_cn,), dtype=src.dtype)
-    _k.reorder(src, dst, np.asarray(order, dtype=np.intc), _alpha_value(src.dtype), threads())
+    _k.reorder(src, dst, np.asarray(order, dtype=np.intc), _alpha_value(src.dtype),
+               threads(dst.size))
     return dst
 
 
@@ -81,11 +82,11 @@ def _to_gray(arr, bidx, name):
     ridx = 2 - bidx
     dst = np.empty(src.shape[:2], dtype=src.dtype)
     if src.dtype == np.uint8:
-        _k.gray_u8(src, dst, ridx, bidx, threads())
+        _k.gray_u8(src, dst, ridx, bidx, threads(dst.size))
     elif src.dtype == np.uint16:
-        _k.gray_u16(src, dst, ridx, bidx, threads())
+        _k.gray_u16(src, dst, ridx, bidx, threads(dst.size))
     elif src.dtype == np.float32:
-        _k.gray_float(src, dst, ridx, bidx, threads())
+        _k.gray_float(src, dst, ridx, bidx, threads(dst.size))
     else:
         dst = src[..., ridx] * 0.299 + src[..., 1] * 0.587 + src[..., bidx] * 0.114
     return dst

@@ -97,7 +97,7 @@ def _separable(arr, kx, ky, anchor, dtype, scale, delta, border, func):
     xidx = border_table(w, ax, len(kx) - 1 - ax, border)
     yidx = border_table(h, ay, len(ky) - 1 - ay, border)
     tmp = np.empty((h, w * cn), dtype=np.float32)
-    n = threads()
+    n = threads(tmp.size)
     _k.row_pass(src, cn, xidx, kx, tmp, n)
     out = np.empty((h, w * cn), dtype=dtype)
     lo, hi = _limits(dtype)
@@ -246,7 +246,7 @@ def filter2D(src, ddepth, kernel, dst=None, anchor=(-1, -1), delta=0,
     _k.filter2d(flat, cn, border_table(w, ax, kw - 1 - ax, mode),
                 border_table(h, ay, kh - 1 - ay, mode),
                 np.ascontiguousarray(k, dtype=np.float32), out, float(delta), lo, hi,
-                threads())
+                threads(out.size * kh * kw))
     return wrap(_shape_back(out, arr), src, batch)
 
 
@@ -407,7 +407,7 @@ def bilateralFilter(src, d, sigmaColor, sigmaSpace, dst=None, borderType=C.BORDE
     lo_, hi_ = _limits(arr.dtype)
     _k.bilateral(flat, cn, border_table(w, radius, radius, mode),
                  border_table(h, radius, radius, mode), offs, space_w, color_w,
-                 float(color_scale), radius, out, lo_, hi_, threads())
+                 float(color_scale), radius, out, lo_, hi_, threads(out.size * len(offs)))
     return wrap(_shape_back(out, arr), src, batch)
 
 

@@ -50,7 +50,7 @@ def _separable(src, dh, dw, xtab, ytab, fixed):
     xofs, xw = xtab
     rows, yofs, yw = ytab
     cn = src.shape[2]
-    n = threads()
+    n = threads(dh * dw * cn)
     dst = np.empty((dh, dw, cn), dtype=src.dtype)
     if fixed:
         tmp = np.empty((len(rows), dw, cn), dtype=np.intc)
@@ -124,7 +124,7 @@ def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=C.INTER_LINEAR):
         xs = tables.nearest(sw, dw, _axis_scales(sw, dw, fx)[0], exact)
         ys = tables.nearest(sh, dh, _axis_scales(sh, dh, fy)[0], exact)
         out = np.empty((dh, dw, hwc.shape[2]), dtype=hwc.dtype)
-        _k.gather(hwc, ys, xs, out, threads())
+        _k.gather(hwc, ys, xs, out, threads(out.size))
     else:
         if interpolation == C.INTER_LINEAR_EXACT:
             interpolation = C.INTER_LINEAR

@@ -380,7 +380,7 @@ class ImageProcess:
             inv = np.zeros((3, 3))  # MNN leaves the inverse unset: clipping maps to 0
         inv = np.ascontiguousarray(inv.reshape(-1), dtype=np.float32)
         _k.sample(rows, int(iw), bpp, sampled, m, inv, self.filterType, self.wrap,
-                  self._padding, threads())
+                  self._padding, threads(sampled.size * 4))
         return self._convert_format(sampled, order)
 
     def convert(self, src, iw, ih, stride, dst):
@@ -425,7 +425,7 @@ class ImageProcess:
                             f"got {np.dtype(dtype)}")
         out = np.empty((oc, oh, ow) if nchw else (oh, ow, oc), np.float32)
         _k.normalize(np.ascontiguousarray(img), out, self.mean, self.normal, int(nchw),
-                     threads())
+                     threads(out.size))
         return out[np.newaxis]
 
     def createImageTensor(self, dtype, width, height, channel, data=None):

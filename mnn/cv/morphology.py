@@ -93,7 +93,8 @@ def _morph(src, kernel, anchor, iterations, border_type, border_value, dilate, f
     yidx = border_table(h, ay, kh - 1 - ay, mode)
     for _ in range(iterations):
         out = np.empty_like(cur)
-        _k.morph(cur, cn, xidx, yidx, taps, out, int(dilate), bval, threads())
+        _k.morph(cur, cn, xidx, yidx, taps, out, int(dilate), bval,
+                 threads(out.size * len(taps)))
         cur = out
     return wrap(cur.reshape(arr.shape), src, batch)
 

@@ -111,7 +111,7 @@ def _run(hwc, dsize, mode, interp, border_mode, bval, dst_init, fixed, **coords)
             coords.get("matrix", _EMPTY_D), coords.get("fmapx", _EMPTY_FMAP),
             coords.get("fmapy", _EMPTY_FMAP), coords.get("mapx", _EMPTY_MAP),
             coords.get("mapy", _EMPTY_MAP), ksize, border_mode, bval,
-            itab, ftab, lo, hi, threads())
+            itab, ftab, lo, hi, threads(dst.size * ksize * ksize))
     return dst
 
 
