@@ -18,9 +18,9 @@ import sys
 import tempfile
 import time
 
+import mnn.expr as F
 import numpy as np
 
-import mnn.expr as F
 from mnn.express import io
 from mnn.format.reader import load_graph
 

@@ -8,10 +8,10 @@ Weight quantisation and external weights are keyword options of ``save`` (the co
 ``--saveExternalData``).
 """
 
-__all__ = ["save", "load_as_list", "load_as_dict", "get_inputs_and_outputs"]
+__all__ = ["get_inputs_and_outputs", "load_as_dict", "load_as_list", "save"]
 
 
-def save(vars, fileName, forInference=True, *, weight_quant_bits=0,  # noqa: A002, N803
+def save(vars, fileName, forInference=True, *, weight_quant_bits=0,
          weight_quant_block=0, weight_quant_asymmetric=False, fp16=False,
          external_data=False, biz_code="MNN"):
     """Write the graph that computes ``vars`` to the .mnn file ``fileName``.
@@ -46,13 +46,13 @@ def save(vars, fileName, forInference=True, *, weight_quant_bits=0,  # noqa: A00
     write_model(vars, fileName, options, biz_code)
 
 
-def _tensors(fileName):  # noqa: N803 - pymnn's argument name
+def _tensors(fileName):
     from ..format.reader import load_graph
 
     return load_graph(fileName).tensors
 
 
-def load_as_list(fileName):  # noqa: N803
+def load_as_list(fileName):
     """Read a .mnn file (path or bytes): a list with a Var for each tensor, in file order.
 
     Inputs are placeholders (write them, then read outputs); weights are constants.
@@ -66,7 +66,7 @@ def load_as_list(fileName):  # noqa: N803
     return out
 
 
-def load_as_dict(fileName):  # noqa: N803
+def load_as_dict(fileName):
     """Read a .mnn file (path or bytes) into a dict tensor name -> Var."""
     return dict(_tensors(fileName))
 

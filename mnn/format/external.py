@@ -69,5 +69,4 @@ class ExternalWriter:
 
     def write(self, path):
         with open(path, "wb") as fh:
-            for chunk in self.chunks:
-                fh.write(chunk)
+            fh.writelines(self.chunks)

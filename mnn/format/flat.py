@@ -19,7 +19,7 @@ import numpy as np
 from .errors import ModelFileError
 from .schema import SCALAR_FORMATS, UNIONS, field_specs
 
-__all__ = ["decode", "encode", "MAX_DEPTH"]
+__all__ = ["MAX_DEPTH", "decode", "encode"]
 
 # Nesting deeper than this is not a model (tables nest a few levels; subgraph ops a few more).
 MAX_DEPTH = 48

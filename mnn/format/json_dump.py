@@ -16,7 +16,7 @@ from .errors import ModelFileError
 from .flat import decode
 from .schema import ENUMS, field_specs
 
-__all__ = ["to_json", "dump_json", "net_to_jsonable", "main"]
+__all__ = ["dump_json", "main", "net_to_jsonable", "to_json"]
 
 
 def _scalar(value, field):

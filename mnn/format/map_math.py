@@ -9,11 +9,11 @@ form.
 import numpy as np
 
 from ..express import graph as _graph
-from ..express.optable import all_ops
 from ..express.ops import elementwise as ew
 from ..express.ops import reduce as red
 from ..express.ops.linalg import matmul
 from ..express.ops.selection import select
+from ..express.optable import all_ops
 from .mapping import datatype_of, decoder, dtype_of, encoder
 
 __all__ = []
@@ -228,7 +228,7 @@ def _decode_batch_matmul(ctx, op, inputs):
 
 @encoder("matmul")
 def _encode_matmul(ctx, expr):
-    a, b = expr.inputs
+    a = expr.inputs[0]
     ctx.emit(expr, "MatMul", "MatMul",
              {"T": datatype_of(a.dtype), "transposeA": bool(expr.attrs.get("transpose_a")),
               "transposeB": bool(expr.attrs.get("transpose_b"))}, expr.inputs)

@@ -79,9 +79,9 @@ def _decode_conv(ctx, op, inputs):
         b = const(bias) if bias is not None else None
     mode = int(c["padMode"])
     pads = (0, 0, 0, 0) if mode != 0 else _pads4(c["pads"], c["padX"], c["padY"])
-    attrs = dict(strides=(int(c["strideY"]), int(c["strideX"])),
-                 dilations=(int(c["dilateY"]), int(c["dilateX"])), pads=pads,
-                 group=int(group), padding_mode=mode)
+    attrs = {"strides": (int(c["strideY"]), int(c["strideX"])),
+                 "dilations": (int(c["dilateY"]), int(c["dilateX"])), "pads": pads,
+                 "group": int(group), "padding_mode": mode}
     if c["relu6"]:
         attrs["clamp"] = (0.0, 6.0)
     elif c["relu"]:
@@ -146,8 +146,8 @@ def _decode_pool(ctx, op, inputs):
         ctx.fail(op, f"input must be 4-D, got shape {x.shape}")
     is_max = p["type"] == 0
     if p["isGlobal"]:
-        attrs = dict(kernel=(1, 1), strides=(1, 1), pads=(0, 0, 0, 0), padding_mode=1,
-                     ceil_mode=False, global_pool=True, output_size=None)
+        attrs = {"kernel": (1, 1), "strides": (1, 1), "pads": (0, 0, 0, 0), "padding_mode": 1,
+                     "ceil_mode": False, "global_pool": True, "output_size": None}
         if not is_max:
             attrs["count_include_pad"] = False
         return _graph.apply("max_pool" if is_max else "avg_pool", [x], **attrs)
@@ -156,9 +156,9 @@ def _decode_pool(ctx, op, inputs):
     kh, kw = int(p["kernelY"]), int(p["kernelX"])
     if min(kh, kw, p["strideX"], p["strideY"]) < 1:
         ctx.fail(op, f"kernel {kh}x{kw} and strides must be positive")
-    attrs = dict(kernel=(kh, kw), strides=(int(p["strideY"]), int(p["strideX"])), pads=pads,
-                 padding_mode=mode, ceil_mode=bool(p["ceilModel"]), global_pool=False,
-                 output_size=None)
+    attrs = {"kernel": (kh, kw), "strides": (int(p["strideY"]), int(p["strideX"])), "pads": pads,
+                 "padding_mode": mode, "ceil_mode": bool(p["ceilModel"]), "global_pool": False,
+                 "output_size": None}
     if is_max:
         return _graph.apply("max_pool", [x], **attrs)
     count = int(p["countType"])

@@ -9,11 +9,10 @@ import numpy as np
 
 from ..express import graph as _graph
 from ..express.formats import NC4HW4, NCHW, NHWC
-from ..express.optable import all_ops
 from ..express.ops import creation, movement
-from ..express.ops import elementwise as ew
+from ..express.optable import all_ops
 from ..express.var import const, placeholder
-from .mapping import array_to_blob, blob_to_array, datatype_of, decoder, dtype_of, encoder
+from .mapping import blob_to_array, datatype_of, decoder, dtype_of, encoder
 
 __all__ = []
 
@@ -243,7 +242,7 @@ def _decode_slice(ctx, op, inputs):
         sizes = points                      # TensorFlow / ONNX style: sizes of each part
     elif points:
         bounds = [0] + points + [dim]       # Caffe style: cut positions
-        sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
+        sizes = [int(v) for v in np.diff(bounds)]
     else:
         if n_out < 1 or dim % n_out:
             ctx.fail(op, f"cannot split {dim} into {n_out} equal parts")

@@ -99,9 +99,9 @@ def _decode_strided_slice(ctx, op, inputs):
             key[a] = slice(max(min(s, big), -big), max(min(e, big), -big - 1), st)
         return [x[tuple(key)]]
     ctx.n_inputs(op, inputs, 4)
-    attrs = dict(begin=tuple(_static_ints(ctx, op, inputs[1], "begin")),
-                 end=tuple(_static_ints(ctx, op, inputs[2], "end")),
-                 strides=tuple(_static_ints(ctx, op, inputs[3], "strides")))
+    attrs = {"begin": tuple(_static_ints(ctx, op, inputs[1], "begin")),
+                 "end": tuple(_static_ints(ctx, op, inputs[2], "end")),
+                 "strides": tuple(_static_ints(ctx, op, inputs[3], "strides"))}
     for ours, theirs in zip(_MASKS, _FILE_MASKS):
         attrs[ours] = int(p.get(theirs, 0))
     return _graph.apply("strided_slice", [x], **attrs)

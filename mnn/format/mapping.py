@@ -16,8 +16,17 @@ import numpy as np
 
 from .errors import ModelFileError
 
-__all__ = ["DECODERS", "ENCODERS", "decoder", "encoder", "dtype_of", "datatype_of",
-           "blob_to_array", "array_to_blob", "DecodeContext"]
+__all__ = [
+    "DECODERS",
+    "ENCODERS",
+    "DecodeContext",
+    "array_to_blob",
+    "blob_to_array",
+    "datatype_of",
+    "decoder",
+    "dtype_of",
+    "encoder",
+]
 
 DECODERS = {}
 ENCODERS = {}
@@ -130,9 +139,7 @@ def array_to_blob(array, data_format=0):
     flat = arr.reshape(-1)
     if arr.dtype == np.float32:
         blob["float32s"] = flat
-    elif arr.dtype in (np.int32, np.int16, np.uint16):
-        blob["int32s"] = flat.astype(np.int32)
-    elif arr.dtype == np.bool_:
+    elif arr.dtype in (np.int32, np.int16, np.uint16) or arr.dtype == np.bool_:
         blob["int32s"] = flat.astype(np.int32)
     elif arr.dtype == np.int64:
         blob["int64s"] = flat

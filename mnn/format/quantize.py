@@ -26,8 +26,15 @@ import numpy as np
 
 from .errors import ModelFileError
 
-__all__ = ["decode_idst", "encode_idst", "conv_weights", "encode_conv_weights",
-           "scale_arrays", "inner_product_weight", "layer_norm_arrays"]
+__all__ = [
+    "conv_weights",
+    "decode_idst",
+    "encode_conv_weights",
+    "encode_idst",
+    "inner_product_weight",
+    "layer_norm_arrays",
+    "scale_arrays",
+]
 
 
 class _Cursor:

@@ -20,7 +20,7 @@ from .flat import decode
 from .mapping import DECODERS, DecodeContext
 from .schema import OP_TYPE_NAMES
 
-__all__ = ["read_net", "build_graph", "load_graph", "LoadedGraph"]
+__all__ = ["LoadedGraph", "build_graph", "load_graph", "read_net"]
 
 # Ops whose value must not be computed at load time even when their inputs are constants.
 _NO_FOLD = {"RandomUniform", "RandomNormal", "Input", "Const", "TrainableParam"}

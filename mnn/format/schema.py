@@ -15,8 +15,21 @@ or ``[t]`` for a vector of any of those. ``name:union@Union`` is a union field: 
 two slots (the member's type number, then the member table) as FlatBuffers lays unions out.
 """
 
-__all__ = ["TABLES", "ENUMS", "UNIONS", "OP_TYPES", "OP_TYPE_NAMES", "field_specs",
-           "Field", "SCALAR_FORMATS"]
+__all__ = [
+    "ENUMS",
+    "OP_TYPES",
+    "OP_TYPE_NAMES",
+    "SCALAR_FORMATS",
+    "TABLES",
+    "UNIONS",
+    "Field",
+    "field_specs",
+]
+
+def _names(text):
+    """The whitespace-separated names in ``text`` (keeps long name lists compact)."""
+    return text.split()
+
 
 # struct format and size of each scalar type (little endian).
 SCALAR_FORMATS = {
@@ -160,7 +173,7 @@ _TABLE_TEXT = {
 }
 
 # Members of the OpParameter union, in order (type number = position + 1; 0 is NONE).
-_OP_PARAMETER = (
+_OP_PARAMETER = _names(
     "QuantizedAdd ArgMax AsString Axis BatchNorm BinaryOp Blob CastParam Convolution2D Crop "
     "CropAndResize Dequantize DetectionOutput Eltwise ExpandDims Fill Flatten Gather GatherV2 "
     "InnerProduct Input Interp LRN LSTM MatMul NonMaxSuppressionV2 Normalize PackParam Permute "
@@ -175,13 +188,13 @@ _OP_PARAMETER = (
     "RandomUniform LayerNorm TensorArray LSTMBlockCell GridSample LoopParam ImageProcessParam "
     "CumSum GroupNorm FmhaV2Param FmhcaParam AttentionParam StftParam LinearAttentionParam "
     "ShapeParam RoPEParam FusedLinearParam"
-).split()
+)
 
 UNIONS = {"OpParameter": ["NONE"] + _OP_PARAMETER}
 
 # OpType numbers. Consecutive runs start at the number given with their first name.
 _OP_TYPE_RUNS = [
-    (0, "AbsVal QuantizedAdd ArgMax AsString InstanceNorm BatchToSpaceND Copy BinaryOp Bnll "
+    (0, ("AbsVal QuantizedAdd ArgMax AsString InstanceNorm BatchToSpaceND Copy BinaryOp Bnll "
         "Cast Concat Const Convolution ConvolutionDepthwise Crop CropAndResize ImageProcess "
         "Deconvolution DeconvolutionDepthwise Dequantize DetectionOutput Dropout Eltwise ELU "
         "Unique Exp ExpandDims Fill Flatten Im2Col Gather GatherV2 Im2Seq InnerProduct Input "
@@ -196,20 +209,20 @@ _OP_TYPE_RUNS = [
         "Threshold Tile TopKV2 Transpose UnaryOp Unpack Where Moments RNNSequenceGRU "
         "BatchMatMul Unsqueeze CosineSimilarity DepthToSpace SpaceToDepth ReverseSequence "
         "Pooling3D Convolution3D MatrixBandPart GatherND DetectionPostProcess UnravelIndex "
-        "ScatterNd OneHot BroadcastTo Dilation2D Interp3D"),
-    (128, "Raster ConvertTensor ArgMin LinSpace RandomUniform TensorArray TensorArraySize "
+        "ScatterNd OneHot BroadcastTo Dilation2D Interp3D")),
+    (128, ("Raster ConvertTensor ArgMin LinSpace RandomUniform TensorArray TensorArraySize "
           "TensorArrayRead TensorArrayWrite TensorArrayGather TensorArrayScatter "
           "TensorArraySplit TensorArrayConcat LSTMBlockCell Reverse ROIAlign RandomNormal "
           "TensorArrayInsert TensorArrayErase EyeLike CumSum Det CumProd ScatterElements "
-          "GatherElements Svd Histogram DynamicQuant Stft"),
-    (256, "Plugin Select ZerosLike Broastcast SetDiff1D ReluGrad Identity PoolGrad SoftmaxGrad "
-          "Conv2DBackPropFilter TrainableParam BatchNorm ConvTranspose3D ZeroGrad"),
-    (299, "Attention FmhaV2 Fmhca SeqLen2Spatial SplitGeLU GroupNorm LinearAttention RoPE "
-          "FusedLinear GatedRMSNorm"),
-    (512, "Extra ConvInt8 Int8ToFloat DepthwiseConvInt8"),
-    (517, "FloatToInt8 EltwiseInt8"),
-    (600, "While If"),
-    (603, "LayerNorm GridSample"),
+          "GatherElements Svd Histogram DynamicQuant Stft")),
+    (256, ("Plugin Select ZerosLike Broastcast SetDiff1D ReluGrad Identity PoolGrad SoftmaxGrad "
+          "Conv2DBackPropFilter TrainableParam BatchNorm ConvTranspose3D ZeroGrad")),
+    (299, ("Attention FmhaV2 Fmhca SeqLen2Spatial SplitGeLU GroupNorm LinearAttention RoPE "
+          "FusedLinear GatedRMSNorm")),
+    (512, ("Extra ConvInt8 Int8ToFloat DepthwiseConvInt8")),
+    (517, ("FloatToInt8 EltwiseInt8")),
+    (600, ("While If")),
+    (603, ("LayerNorm GridSample")),
 ]
 
 
@@ -226,22 +239,22 @@ OP_TYPE_NAMES = {v: k for k, v in OP_TYPES.items()}
 
 ENUMS = {
     "OpType": OP_TYPE_NAMES,
-    "ForwardType": dict(enumerate("CPU METAL CUDA OPENCL AUTO NNAPI OPENGLES VULKAN".split())),
-    "Usage": dict(enumerate("INFERENCE TRAIN INFERENCE_STATIC".split())),
-    "NetSource": dict(enumerate("CAFFE TENSORFLOW TFLITE ONNX TORCH".split())),
-    "MNN_DATA_FORMAT": dict(enumerate("NCHW NHWC NC4HW4 NHWC4 UNKNOWN".split())),
-    "DataType": dict(enumerate(
+    "ForwardType": dict(enumerate(_names("CPU METAL CUDA OPENCL AUTO NNAPI OPENGLES VULKAN"))),
+    "Usage": dict(enumerate(_names("INFERENCE TRAIN INFERENCE_STATIC"))),
+    "NetSource": dict(enumerate(_names("CAFFE TENSORFLOW TFLITE ONNX TORCH"))),
+    "MNN_DATA_FORMAT": dict(enumerate(_names("NCHW NHWC NC4HW4 NHWC4 UNKNOWN"))),
+    "DataType": dict(enumerate(_names(
         "DT_INVALID DT_FLOAT DT_DOUBLE DT_INT32 DT_UINT8 DT_INT16 DT_INT8 DT_STRING "
         "DT_COMPLEX64 DT_INT64 DT_BOOL DT_QINT8 DT_QUINT8 DT_QINT32 DT_BFLOAT16 DT_QINT16 "
-        "DT_QUINT16 DT_UINT16 DT_COMPLEX128 DT_HALF DT_RESOURCE DT_VARIANT".split())),
-    "PadMode": dict(enumerate("CAFFE VALID SAME".split())),
-    "PoolType": dict(enumerate("MAXPOOL AVEPOOL".split())),
-    "PoolPadType": dict(enumerate("CAFFE VALID SAME".split())),
-    "AvgPoolCountType": dict(enumerate("DEFAULT INCLUDE_PADDING EXCLUDE_PADDING".split())),
-    "EltwiseType": dict(enumerate("PROD SUM MAXIMUM SUB".split())),
-    "CoordinateTransformationMode": dict(enumerate(
+        "DT_QUINT16 DT_UINT16 DT_COMPLEX128 DT_HALF DT_RESOURCE DT_VARIANT"))),
+    "PadMode": dict(enumerate(_names("CAFFE VALID SAME"))),
+    "PoolType": dict(enumerate(_names("MAXPOOL AVEPOOL"))),
+    "PoolPadType": dict(enumerate(_names("CAFFE VALID SAME"))),
+    "AvgPoolCountType": dict(enumerate(_names("DEFAULT INCLUDE_PADDING EXCLUDE_PADDING"))),
+    "EltwiseType": dict(enumerate(_names("PROD SUM MAXIMUM SUB"))),
+    "CoordinateTransformationMode": dict(enumerate(_names(
         "NotSet AlignCorners HalfPixels PytorchHalfPixels Asymmetric TensorflowHalfPixels "
-        "TensorflowCropAndResize".split())),
+        "TensorflowCropAndResize"))),
     "BinaryOpOperation": {
         0: "ADD", 1: "SUB", 2: "MUL", 3: "DIV", 4: "MAX_TEMP", 5: "MIN_TEMP", 6: "POW",
         7: "REALDIV", 8: "MINIMUM", 9: "MAXIMUM", 10: "GREATER", 11: "GREATER_EQUAL",
@@ -249,19 +262,19 @@ ENUMS = {
         17: "FLOORMOD", 19: "MOD", 20: "ATAN2", 21: "LOGICALOR", 22: "NOTEQUAL",
         23: "BITWISE_AND", 24: "BITWISE_OR", 25: "BITWISE_XOR", 26: "LOGICALXOR",
         27: "LEFTSHIFT", 28: "RIGHTSHIFT", 29: "MUL_SILU"},
-    "ReductionType": dict(enumerate("SUM ASUM SUMSQ MEAN MAXIMUM MINIMUM PROD ANY ALL".split())),
-    "UnaryOpOperation": dict(enumerate(
+    "ReductionType": dict(enumerate(_names("SUM ASUM SUMSQ MEAN MAXIMUM MINIMUM PROD ANY ALL"))),
+    "UnaryOpOperation": dict(enumerate(_names(
         "ABS NEG FLOOR CEIL SQUARE SQRT RSQRT EXP LOG SIN COS TAN ASIN ACOS ATAN RECIPROCAL "
         "LOG1P BNLL ACOSH SINH ASINH ATANH SIGN ROUND COSH ERF ERFC ERFINV EXPM1 SIGMOID TANH "
-        "HARDSWISH GELU GELU_STANDARD SILU".split())),
-    "PadValueMode": dict(enumerate("CONSTANT REFLECT SYMMETRIC EDGE".split())),
+        "HARDSWISH GELU GELU_STANDARD SILU"))),
+    "PadValueMode": dict(enumerate(_names("CONSTANT REFLECT SYMMETRIC EDGE"))),
 }
 
 
 class Field:
     """One field of a table: its slot, name, type and default."""
 
-    __slots__ = ("slot", "name", "kind", "elem", "default", "enum")
+    __slots__ = ("default", "elem", "enum", "kind", "name", "slot")
 
     def __init__(self, slot, name, kind, elem, default, enum):
         self.slot = slot        # vtable slot (a union's member table is at slot + 1)

@@ -20,7 +20,7 @@ from .flat import encode
 from .mapping import ENCODERS, array_to_blob
 from .schema import OP_TYPES
 
-__all__ = ["EncodeOptions", "graph_to_net", "write_model", "EncodeContext"]
+__all__ = ["EncodeContext", "EncodeOptions", "graph_to_net", "write_model"]
 
 _SOURCE_ONNX = 3
 
@@ -112,7 +112,7 @@ class EncodeContext:
     def subgraph_names(self, sub, which):
         """Tensor names of ``sub``'s ``"inputs"`` or ``"outputs"`` inside its proto."""
         self.subgraph(sub)
-        name, ins, outs = self.root.subgraph_done[id(sub)]
+        _, ins, outs = self.root.subgraph_done[id(sub)]
         return ins if which == "inputs" else outs
 
     def fail(self, expr, message):

@@ -1,4 +1,5 @@
-"""Helpers for the .mnn file tests (imported as ``format_oracle``): the real MNN wheel as the oracle.
+"""Helpers for the .mnn file tests (imported as ``format_oracle``): the real MNN wheel as
+the oracle.
 
 The wheel's converter is driven through its compiled module (never its console script,
 which posts telemetry), each conversion in its own folder (it writes a scratch file into

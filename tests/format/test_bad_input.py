@@ -2,11 +2,12 @@
 corruption, random bytes, bad indexes and parameters, missing or short external weights,
 paths outside the model's folder, and a bounded seeded fuzz of the reader."""
 import os
+import pathlib
 
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn.express import io
 from mnn.format import flat
 from mnn.format.errors import ModelFileError
@@ -23,7 +24,7 @@ def _model_bytes(tmp_path, rng, **save_options):
     a, b = F.split(F.concat([y, F.exp(y)], 1), [6, 10], 1)
     path = str(tmp_path / "m.mnn")
     io.save({"a": a, "b": b}, path, **save_options)
-    return path, open(path, "rb").read()
+    return path, pathlib.Path(path).read_bytes()
 
 
 def _edit(data, fn):
@@ -65,7 +66,7 @@ def test_wrong_op_parameters(tmp_path, rng):
     _, data = _model_bytes(tmp_path, rng)
 
     def find(net, type_name):
-        return [op for op in net["oplists"] if op["type"] == OP_TYPES[type_name]][0]
+        return next(op for op in net["oplists"] if op["type"] == OP_TYPES[type_name])
 
     def zero_stride(net):
         find(net, "Convolution")["main"]["common"]["strideX"] = 0
@@ -105,15 +106,15 @@ def test_missing_and_short_external_weights(tmp_path, rng):
     path, _ = _model_bytes(tmp_path, rng, external_data=True)
     assert os.path.getsize(path + ".weight") > 0
     load_graph(path)
-    weight = open(path + ".weight", "rb").read()
-    open(path + ".weight", "wb").write(weight[: len(weight) // 2])
+    weight_file = pathlib.Path(path + ".weight")
+    weight_file.write_bytes(weight_file.read_bytes()[: weight_file.stat().st_size // 2])
     with pytest.raises(ModelFileError, match="outside the weight file 'm.mnn.weight'"):
         load_graph(path)
     os.remove(path + ".weight")
     with pytest.raises(ModelFileError, match="'m.mnn.weight' cannot be read"):
         load_graph(path)
     with pytest.raises(ModelFileError, match="given as bytes"):
-        load_graph(open(path, "rb").read())
+        load_graph(pathlib.Path(path).read_bytes())
 
 
 def test_external_path_outside_model_folder(tmp_path, rng):
@@ -123,7 +124,7 @@ def test_external_path_outside_model_folder(tmp_path, rng):
         for op in net["oplists"]:
             if op["type"] == OP_TYPES["Convolution"]:
                 op["externalPath"] = "../../etc/passwd"
-    open(path, "wb").write(_edit(data, escape))
+    pathlib.Path(path).write_bytes(_edit(data, escape))
     with pytest.raises(ModelFileError, match="points outside the model's folder"):
         load_graph(path)
 
@@ -143,7 +144,7 @@ def test_fuzzed_files_fail_cleanly(tmp_path, rng):
                           [([], np.int32), ([], np.int32), ([3], np.float32)], name="b")
     final, scans = loop(F.const(np.int32(2)), F.const(np.int32(1)), body, [x])
     with_loop = io.save([final, scans], str(tmp_path / "l.mnn")) or \
-        open(tmp_path / "l.mnn", "rb").read()
+        (tmp_path / "l.mnn").read_bytes()
     fuzz = np.random.default_rng(2024)
     loaded = failed = 0
     for k in range(300):

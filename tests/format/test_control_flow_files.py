@@ -1,14 +1,13 @@
 """If/While (ONNX Loop) in .mnn files: made by the real converter and read by us; written by
 us from express graphs and run by the real wheel."""
+import mnn.expr as F
 import numpy as np
 import pytest
+from format_oracle import convert_onnx, ours_run, wheel_run
 from onnx import TensorProto, helper, numpy_helper
 
-import mnn.expr as F
 from mnn.express import io
 from mnn.express.ops.control_flow import Subgraph, if_, loop
-
-from format_oracle import convert_onnx, ours_run, wheel_run
 
 FLOAT = TensorProto.FLOAT
 

@@ -1,12 +1,11 @@
 """Transposed convolution (MNN's Deconvolution) both ways against the wheel and onnxruntime."""
+import mnn.expr as F
 import numpy as np
 import pytest
+from format_oracle import convert_onnx, ours_run, wheel_run
 from onnx import TensorProto, helper, numpy_helper
 
-import mnn.expr as F
 from mnn.express import io
-
-from format_oracle import convert_onnx, ours_run, wheel_run
 
 
 def test_converted_deconvolution(tmp_path, rng):

@@ -1,12 +1,12 @@
 """The FlatBuffer layer on files from the real converter: decode, re-encode, same model."""
+import pathlib
+
 import numpy as np
-import onnx
+from format_oracle import convert_onnx, wheel_run
 from onnx import TensorProto, helper
 
 from mnn.format import flat
 from mnn.format.schema import OP_TYPES
-
-from format_oracle import convert_onnx, wheel_run
 
 
 def _small_onnx():
@@ -33,7 +33,7 @@ def _equal(a, b):
 
 def test_decode_encode_roundtrip_runs_in_wheel(tmp_path, rng):
     path = convert_onnx(_small_onnx(), tmp_path / "conv")
-    data = open(path, "rb").read()
+    data = pathlib.Path(path).read_bytes()
     net = flat.decode(data)
     assert net["outputName"] == ["y"]
     assert net["oplists"][0]["type"] == OP_TYPES["Input"]

@@ -1,15 +1,15 @@
 """The JSON dump against the real wheel's own dump (``-f MNN --JsonFile``)."""
 import json
 import os
+import pathlib
 import sys
 
 import numpy as np
+from format_oracle import convert_onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from mnn.format import to_json
 from mnn.format.json_dump import main
-
-from format_oracle import convert_onnx
 
 
 def _model():
@@ -37,7 +37,7 @@ def _wheel_json(model_path, folder):
                            "--JsonFile", out])
     finally:
         os.chdir(cwd)
-    return json.load(open(out))
+    return json.loads(pathlib.Path(out).read_text())
 
 
 def test_dump_agrees_with_wheel_dump(tmp_path):
@@ -63,6 +63,6 @@ def test_command_line(tmp_path, capsys):
     path = convert_onnx(_model(), tmp_path)
     out = str(tmp_path / "m.json")
     assert main([path, "-o", out]) == 0
-    assert json.load(open(out))["oplists"][0]["type"] == "Input"
+    assert json.loads(pathlib.Path(out).read_text())["oplists"][0]["type"] == "Input"
     assert main([str(tmp_path / "missing.mnn")]) == 1
     assert "cannot read model file" in capsys.readouterr().err

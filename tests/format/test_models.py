@@ -4,13 +4,12 @@ same weights: exported by torch and converted by the real wheel, read by us; bui
 express ops, written by us (float and 8-bit), run by the real wheel."""
 import io as _io
 
+import mnn.expr as F
 import numpy as np
 import pytest
-
-import mnn.expr as F
-from mnn.express import io
-
 from format_oracle import convert_onnx, ours_run, wheel_run
+
+from mnn.express import io
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")

@@ -3,9 +3,8 @@ LeakyRelu, HardSwish, Erf, GatherElements, Range, ReduceLogSumExp, Trilu, Equal,
 Selu, MeanVarianceNormalization, Einsum; against the wheel and onnxruntime."""
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
-
 from format_oracle import convert_onnx, ours_run, wheel_run
+from onnx import TensorProto, helper, numpy_helper
 
 F32 = TensorProto.FLOAT
 

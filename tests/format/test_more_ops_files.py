@@ -1,14 +1,13 @@
 """Composite and rarer ops written by us run in the real wheel (and read back by us) with
 the express values: hard sigmoid, softsign, reverse, band part, scatter, boolean logic, the
 converter's run-time-shaped slice and reductions, any/all."""
+import mnn.expr as F
 import numpy as np
 import pytest
+from format_oracle import ours_run, wheel_run
 
-import mnn.expr as F
 from mnn.express import graph as g
 from mnn.express import io
-
-from format_oracle import ours_run, wheel_run
 
 
 def _i32(values):

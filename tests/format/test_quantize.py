@@ -1,12 +1,13 @@
 """IDST weight quantisation: our encoder against the real wheel's converter, bit packing."""
+import pathlib
+
 import numpy as np
 import pytest
+from format_oracle import convert_onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from mnn.format import flat, quantize
 from mnn.format.errors import ModelFileError
-
-from format_oracle import convert_onnx
 
 
 @pytest.mark.parametrize("bits", range(2, 9))
@@ -18,7 +19,7 @@ def test_pack_unpack_roundtrip(bits, rng):
 
 
 def _conv_weights_from(path):
-    net = flat.decode(open(path, "rb").read())
+    net = flat.decode(pathlib.Path(path).read_bytes())
     (conv,) = [op for op in net["oplists"] if op["main_type"] == "Convolution2D"]
     return conv["main"]
 
@@ -26,12 +27,12 @@ def _conv_weights_from(path):
 # (our options, the wheel's flags storing the same thing: its plain --weightQuantBits is
 # asymmetric and adding --weightQuantAsymmetric makes it symmetric)
 CASES = {
-    "q8_asym": (dict(bits=8, asymmetric=True, block=0), ["--weightQuantBits", "8"]),
-    "q8_sym": (dict(bits=8, asymmetric=False, block=0),
+    "q8_asym": ({"bits": 8, "asymmetric": True, "block": 0}, ["--weightQuantBits", "8"]),
+    "q8_sym": ({"bits": 8, "asymmetric": False, "block": 0},
                ["--weightQuantBits", "8", "--weightQuantAsymmetric"]),
-    "q4_block32": (dict(bits=4, asymmetric=True, block=32),
+    "q4_block32": ({"bits": 4, "asymmetric": True, "block": 32},
                    ["--weightQuantBits", "4", "--weightQuantBlock", "32"]),
-    "q2_asym": (dict(bits=2, asymmetric=True, block=0), ["--weightQuantBits", "2"]),
+    "q2_asym": ({"bits": 2, "asymmetric": True, "block": 0}, ["--weightQuantBits", "2"]),
 }
 
 

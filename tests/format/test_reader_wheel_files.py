@@ -1,13 +1,13 @@
 """Files made by the real wheel's converter load through our reader and give the wheel's
 outputs (float, weight-quantised 2/4/8 bit, block-wise, fp16, external weights)."""
+import pathlib
+
 import numpy as np
-import onnx
 import pytest
+from format_oracle import convert_onnx, ours_run, wheel_run
 from onnx import TensorProto, helper, numpy_helper
 
 from mnn.format.errors import ModelFileError
-
-from format_oracle import convert_onnx, ours_run, wheel_run
 
 
 def _cnn_onnx():
@@ -143,7 +143,7 @@ def test_weight_storage_variants_match_wheel(tag, tmp_path, rng):
 
 def test_converted_file_from_bytes(tmp_path, rng):
     path = convert_onnx(_quant_onnx(), tmp_path, "--weightQuantBits", "8")
-    data = open(path, "rb").read()
+    data = pathlib.Path(path).read_bytes()
     x = rng.standard_normal((1, 64, 6, 6)).astype(np.float32)
     np.testing.assert_array_equal(ours_run(data, {"x": x}, ["y"])[0],
                                   ours_run(path, {"x": x}, ["y"])[0])

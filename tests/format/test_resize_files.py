@@ -1,24 +1,23 @@
 """Resize (MNN's Interp) both ways against the real wheel and onnxruntime."""
+import mnn.expr as F
 import numpy as np
 import pytest
+from format_oracle import convert_onnx, ours_run, wheel_run
 from onnx import TensorProto, helper, numpy_helper
 
-import mnn.expr as F
 from mnn.express import graph as _graph
 from mnn.express import io
 
-from format_oracle import convert_onnx, ours_run, wheel_run
-
 CASES = {
-    "near_asym_floor": dict(mode="nearest", coordinate_transformation_mode="asymmetric",
-                            nearest_mode="floor"),
-    "near_half_rpf": dict(mode="nearest", coordinate_transformation_mode="half_pixel",
-                          nearest_mode="round_prefer_floor"),
-    "lin_half": dict(mode="linear", coordinate_transformation_mode="half_pixel"),
-    "lin_align": dict(mode="linear", coordinate_transformation_mode="align_corners"),
-    "lin_pyt": dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
-    "lin_asym": dict(mode="linear", coordinate_transformation_mode="asymmetric"),
-    "cubic_half": dict(mode="cubic", coordinate_transformation_mode="half_pixel"),
+    "near_asym_floor": {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                            "nearest_mode": "floor"},
+    "near_half_rpf": {"mode": "nearest", "coordinate_transformation_mode": "half_pixel",
+                          "nearest_mode": "round_prefer_floor"},
+    "lin_half": {"mode": "linear", "coordinate_transformation_mode": "half_pixel"},
+    "lin_align": {"mode": "linear", "coordinate_transformation_mode": "align_corners"},
+    "lin_pyt": {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+    "lin_asym": {"mode": "linear", "coordinate_transformation_mode": "asymmetric"},
+    "cubic_half": {"mode": "cubic", "coordinate_transformation_mode": "half_pixel"},
 }
 
 
@@ -52,14 +51,14 @@ def test_converted_resize(name, converted, rng):
 
 
 WRITTEN = {
-    "nearest_floor": dict(out_hw=(10, 14), scales=None, mode="nearest", coord="asymmetric",
-                          nearest_mode="floor"),
-    "nearest_round": dict(out_hw=(9, 4), scales=None, mode="nearest", coord="half_pixel",
-                          nearest_mode="round_prefer_floor"),
-    "linear_scales": dict(out_hw=(10, 10), scales=(2.0, 1.5), mode="linear",
-                          coord="half_pixel", nearest_mode="round_prefer_floor"),
-    "linear_align": dict(out_hw=(3, 11), scales=None, mode="linear", coord="align_corners",
-                         nearest_mode="round_prefer_floor"),
+    "nearest_floor": {"out_hw": (10, 14), "scales": None, "mode": "nearest", "coord": "asymmetric",
+                          "nearest_mode": "floor"},
+    "nearest_round": {"out_hw": (9, 4), "scales": None, "mode": "nearest", "coord": "half_pixel",
+                          "nearest_mode": "round_prefer_floor"},
+    "linear_scales": {"out_hw": (10, 10), "scales": (2.0, 1.5), "mode": "linear",
+                          "coord": "half_pixel", "nearest_mode": "round_prefer_floor"},
+    "linear_align": {"out_hw": (3, 11), "scales": None, "mode": "linear", "coord": "align_corners",
+                         "nearest_mode": "round_prefer_floor"},
 }
 
 

@@ -1,14 +1,13 @@
 """Indexing, padding, tiling, arg/scan and activation ops: files from the real converter read
 by us, and files we write run by the real wheel, with the same values."""
+import mnn.expr as F
 import numpy as np
 import pytest
+from format_oracle import convert_onnx, ours_run, wheel_run
 from onnx import TensorProto, helper, numpy_helper
 
-import mnn.expr as F
 from mnn.express import graph as _graph
 from mnn.express import io
-
-from format_oracle import convert_onnx, ours_run, wheel_run
 
 F32, I64 = TensorProto.FLOAT, TensorProto.INT64
 

@@ -2,13 +2,12 @@
 and the same kind of graph written by us and run by the wheel."""
 import io as _io
 
+import mnn.expr as F
 import numpy as np
 import pytest
-
-import mnn.expr as F
-from mnn.express import io
-
 from format_oracle import convert_onnx, ours_run, wheel_run
+
+from mnn.express import io
 
 torch = pytest.importorskip("torch")
 

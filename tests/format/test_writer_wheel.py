@@ -1,13 +1,12 @@
 """Files our writer makes from express graphs run in the real MNN wheel (and in our reader)
 with numpy's results."""
+import mnn.expr as F
 import numpy as np
 import pytest
+from format_oracle import ours_run, wheel_run
 
-import mnn.expr as F
 from mnn.express import io
 from mnn.format.errors import ModelFileError
-
-from format_oracle import ours_run, wheel_run
 
 
 def _x(shape=(2, 3, 4)):
@@ -25,7 +24,7 @@ def _math():
 def _unary_chain():
     x = _x()
     y = F.tanh(F.sigmoid(x)) + F.floor(x) + F.square(F.sin(x)) + F.maximum(x, 0.5)
-    ref = lambda a: (np.tanh(1 / (1 + np.exp(-a))) + np.floor(a) + np.sin(a) ** 2  # noqa: E731
+    ref = lambda a: (np.tanh(1 / (1 + np.exp(-a))) + np.floor(a) + np.sin(a) ** 2
                      + np.maximum(a, 0.5))
     return x, y, ref
 
@@ -49,7 +48,7 @@ def _reductions():
     x = _x()
     y = F.concat([F.reduce_sum(x, [1]), F.reduce_max(x, [1]), F.reduce_min(x, [1]),
                   F.reduce_prod(x, [1])], 1)
-    ref = lambda a: np.concatenate([a.sum(1), a.max(1), a.min(1), a.prod(1)], 1)  # noqa: E731
+    ref = lambda a: np.concatenate([a.sum(1), a.max(1), a.min(1), a.prod(1)], 1)
     return x, y, ref
 
 
@@ -57,7 +56,7 @@ def _select_broadcast():
     x = _x()
     y = F.select(F.greater(x, 0.0), x, F.broadcast_to(F.const([0.5, -1.0, 2.0, 3.0]),
                                                       [2, 3, 4]))
-    ref = lambda a: np.where(a > 0, a, np.broadcast_to(  # noqa: E731
+    ref = lambda a: np.where(a > 0, a, np.broadcast_to(
         np.float32([0.5, -1, 2, 3]), a.shape))
     return x, y, ref
 
@@ -67,7 +66,7 @@ def _matmul_weights():
     w = F.const(np.arange(20, dtype=np.float32).reshape(4, 5) / 10)
     y = F.matmul(x, w, False, True) + F.const(np.float32([1, 2, 3, 4]))
     ref = lambda a: a @ (np.arange(20, dtype=np.float32).reshape(4, 5) / 10).T \
-        + np.float32([1, 2, 3, 4])  # noqa: E731
+        + np.float32([1, 2, 3, 4])
     return x, y, ref
 
 
@@ -128,12 +127,12 @@ def _cnn(rng):
 
 SAVE_OPTIONS = {
     "float": {},
-    "q8_sym": dict(weight_quant_bits=8),
-    "q4_asym": dict(weight_quant_bits=4, weight_quant_asymmetric=True),
-    "q3_sym": dict(weight_quant_bits=3),
-    "fp16": dict(fp16=True),
-    "external": dict(external_data=True),
-    "q8_external": dict(weight_quant_bits=8, external_data=True),
+    "q8_sym": {"weight_quant_bits": 8},
+    "q4_asym": {"weight_quant_bits": 4, "weight_quant_asymmetric": True},
+    "q3_sym": {"weight_quant_bits": 3},
+    "fp16": {"fp16": True},
+    "external": {"external_data": True},
+    "q8_external": {"weight_quant_bits": 8, "external_data": True},
 }
 
 
