@@ -100,7 +100,7 @@ class DataLoader:
         out = []
         for i in range(count):
             arrays = []
-            for ex_index, group in enumerate(groups):
+            for group in groups:
                 if len(group) != count:
                     raise MnnError(f"mnn: DataLoader: examples have different numbers of "
                                    f"{what}s ({count} and {len(group)})")

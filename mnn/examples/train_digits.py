@@ -19,9 +19,8 @@ import time
 
 import numpy as np
 
-import mnn
-from mnn import data, nn, optim
 import mnn.expr as F
+from mnn import data, nn, optim
 
 DATA_FILE = os.path.join(os.path.dirname(__file__), "data", "digits.npz")
 SIZE = 28

@@ -58,7 +58,10 @@ def test_softmax_cross_entropy_matches_torch_even_for_huge_logits(labels_as):
     logits = RNG.standard_normal((6, 5)).astype(np.float32) * 3
     logits[0, 2] = 500.0  # exp overflows float32: the stable form must not
     labels = RNG.integers(0, 5, 6)
-    target = labels.astype(np.int32) if labels_as == "indices" else np.eye(5, dtype=np.float32)[labels]
+    if labels_as == "indices":
+        target = labels.astype(np.int32)
+    else:
+        target = np.eye(5, dtype=np.float32)[labels]
     lv = F.const(logits)
     loss = nn.loss.softmax_cross_entropy(lv, F.const(target))
     tl = torch.from_numpy(logits).requires_grad_()
