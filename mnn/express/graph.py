@@ -11,10 +11,14 @@ Reading a Var walks the graph above it, recomputing only the Exprs whose inputs 
 Cached arrays are never written in place (sources are replaced on ``write``), so ops may
 return views of their inputs and ``read()`` results stay valid.
 """
+from weakref import ref as _weakref
+
 import numpy as np
 
 from .errors import OpError
+from .formats import NCHW
 from .optable import TensorMeta, get_op
+from .var import Var
 
 __all__ = ["Expr", "apply", "SOURCE_KINDS"]
 
@@ -49,13 +53,11 @@ class Expr:
     """
 
     __slots__ = ("op", "kind", "inputs", "attrs", "metas", "values", "version",
-                 "input_versions", "name", "outputs", "data_format", "id", "in_sig",
+                 "input_versions", "name", "_outs", "data_format", "id", "in_sig",
                  "meta_epoch", "__weakref__")
 
-    def __init__(self, op, kind, inputs, attrs, metas, name=None, data_format=None):
-        from .formats import NCHW
-        from .var import Var
-
+    def __init__(self, op, kind, inputs, attrs, metas, name=None, data_format=None,
+                 in_sig=None):
         self.op = op
         self.kind = kind
         self.inputs = list(inputs)
@@ -65,11 +67,31 @@ class Expr:
         self.version = 0
         self.input_versions = None
         self.id = _next_id()
-        self.in_sig = _signature(self.inputs)
+        self.in_sig = _signature(self.inputs) if in_sig is None else in_sig
         self.meta_epoch = _epoch[0]
         self.name = name
         self.data_format = NCHW if data_format is None else data_format
-        self.outputs = [Var(self, i) for i in range(len(self.metas))]
+        # Weak references: a Var nobody holds can go (and with it a graph nobody reads),
+        # without waiting for the cycle collector; ``outputs`` makes a new one on demand.
+        self._outs = [None] * len(self.metas)
+
+    @property
+    def outputs(self):
+        """One Var per output (the same Var object for as long as anything holds it)."""
+        outs = self._outs
+        result = []
+        for i in range(len(outs)):
+            ref = outs[i]
+            var = ref() if ref is not None else None
+            if var is None:
+                var = Var(self, i)
+                outs[i] = _weakref(var)
+            result.append(var)
+        return result
+
+    @outputs.setter
+    def outputs(self, variables):
+        self._outs = [_weakref(v) for v in variables]
 
     @property
     def op_type(self):
@@ -103,9 +125,43 @@ class Expr:
                 raise OpError(f"mnn: placeholder {self.name or self.id} has not been "
                               "written: call write() before reading what depends on it")
             return self.values
-        for expr in _stale_order(self):
-            expr._compute()
+        if _only_sources(self.inputs):
+            # Only sources above: no graph walk needed (the common small case).
+            if self.values is None or self.input_versions != tuple(
+                    [v.expr.version for v in self.inputs]):
+                self._compute()
+            return self.values
+        order = _stale_order(self)
+        fused = _fusion().plan(order) if len(order) > 1 else None
+        if not fused:
+            for expr in order:
+                expr._compute()
+            return self.values
+        skipped = {id(producer) for _, producer in fused.values()}
+        for expr in order:
+            if id(expr) in skipped:
+                continue
+            pair = fused.get(id(expr))
+            if pair is not None and not _fusion().compute_fused(*pair):
+                pair[1]._compute()  # the arrays did not allow fusing: compute normally
+                pair = None
+            if pair is None:
+                expr._compute()
         return self.values
+
+    def store_result(self, out):
+        """Record ``out`` as this single-output op's value, computed outside
+        :meth:`_compute` (fused evaluation); the same checks and bookkeeping."""
+        meta = self.metas[0]
+        if len(self._outs) != 1 or out.shape != meta.shape or out.dtype != meta.dtype:
+            raise RuntimeError(f"mnn internal error: fused result {out.shape} {out.dtype} "
+                               f"does not match op {self.op.name}'s {meta.shape} "
+                               f"{meta.dtype}")
+        out.flags.writeable = False
+        self.values = [out]
+        self.in_sig = _signature(self.inputs)
+        self.input_versions = tuple(v.expr.version for v in self.inputs)
+        self.version += 1
 
     def refresh_metas(self):
         """Re-infer static shapes above and including this Expr after a ``resize``.
@@ -135,7 +191,7 @@ class Expr:
                 raise OpError(f"mnn: placeholder {src.name or src.id} has not been written:"
                               f" call write() before reading {self.op_type}")
             arrays.append(src.values[v.index])
-        sig = tuple((a.shape, a.dtype) for a in arrays)
+        sig = tuple([(a.shape, a.dtype) for a in arrays])
         if sig != self.in_sig:
             # Inputs changed shape (resize, or shapes that only computing told): check
             # the op accepts them and learn the output shapes, with a proper error.
@@ -144,14 +200,29 @@ class Expr:
             result = self.op.compute(arrays, **self.attrs)
         except OpError as exc:
             raise OpError(_describe(self.op.name, [_meta_of(a) for a in arrays], str(exc)))
+        if type(result) is np.ndarray and len(self._outs) == 1:
+            meta = self.metas[0]
+            if meta.shape == result.shape and meta.dtype == result.dtype:
+                # The common case, as inferred: skip the general bookkeeping below.
+                if result.flags.writeable:
+                    result.flags.writeable = False
+                self.values = [result]
+                self.in_sig = sig
+                self.input_versions = tuple([v.expr.version for v in self.inputs])
+                self.version += 1
+                return
         if isinstance(result, np.ndarray) or np.isscalar(result):
             result = [result]
         outs = []
+        metas_match = len(result) == len(self.metas)
         for i, out in enumerate(result):
-            out = np.asarray(out)
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
             meta = self.metas[i] if i < len(self.metas) else None
-            if meta is not None and meta.shape is not None and (
-                    out.shape != tuple(meta.shape) or out.dtype != meta.dtype):
+            if meta is None or meta.shape is None:
+                metas_match = False
+            elif out.shape != meta.shape or out.dtype != meta.dtype:
+                metas_match = False
                 # The metas may be the last run's, and data may decide the shape (if,
                 # while): ask inference again, this time with the input values.
                 self._reinfer([TensorMeta(a.shape, a.dtype, a) for a in arrays])
@@ -164,17 +235,37 @@ class Expr:
             if out.flags.writeable:
                 out.flags.writeable = False
             outs.append(out)
-        if len(outs) != len(self.outputs):
+        if len(outs) != len(self._outs):
             raise RuntimeError(f"mnn internal error: op {self.op.name} returned {len(outs)} "
-                               f"outputs, expected {len(self.outputs)}")
+                               f"outputs, expected {len(self._outs)}")
         self.values = outs
-        self.metas = [TensorMeta(o.shape, o.dtype) for o in outs]
+        if not metas_match:
+            self.metas = [TensorMeta(o.shape, o.dtype) for o in outs]
         self.in_sig = sig
-        self.input_versions = tuple(v.expr.version for v in self.inputs)
+        self.input_versions = tuple([v.expr.version for v in self.inputs])
         self.version += 1
 
 
 _epoch = [0]
+_FUSION = []
+
+
+def _only_sources(inputs):
+    # A function of its own: a loop variable left in evaluate's frame would hold a Var
+    # and hide from the fusion planner that nothing else references it.
+    for v in inputs:
+        if v.expr.op is not None:
+            return False
+    return True
+
+
+def _fusion():
+    """The fusion planner (mnn/express/ops/fusion.py), imported on first use."""
+    if not _FUSION:
+        from .ops import fusion
+
+        _FUSION.append(fusion)
+    return _FUSION[0]
 
 
 def bump_shape_epoch():
@@ -253,14 +344,20 @@ def apply(opname, inputs, **attrs):
     """
     op = get_op(opname)
     metas = [v.expr.metas[v.index] for v in inputs]
-    if any(m.shape is None for m in metas):
+    unknown = False
+    for m in metas:
+        if m.shape is None:
+            unknown = True
+            break
+    if unknown:
         # Shape depends on data upstream: ask the op anyway when it copes with unknowns
         # (it returns shapes of None), otherwise computing will tell.
         out_metas = _infer_unknown(op, metas, attrs)
     else:
         out_metas = _run_infer(op, metas, attrs)
     fmt = inputs[0].expr.data_format if inputs else None
-    expr = Expr(op, "op", inputs, attrs, out_metas, data_format=fmt)
+    expr = Expr(op, "op", inputs, attrs, out_metas, data_format=fmt,
+                in_sig=tuple([(m.shape, m.dtype) for m in metas]))
     return expr.outputs
 
 
@@ -269,8 +366,22 @@ def _run_infer(op, metas, attrs):
         out = op.infer(metas, **attrs)
     except OpError as exc:
         raise OpError(_describe(op.name, metas, str(exc))) from None
-    return [TensorMeta(tuple(int(d) for d in s) if s is not None else None,
-                       np.dtype(d) if d is not None else None) for s, d in out]
+    result = []
+    for s, d in out:
+        if s is not None:
+            for m in metas:
+                if s is m.shape:  # handed through from an input: already ints
+                    break
+            else:
+                s = tuple(map(int, s))
+        if d is not None and not isinstance(d, np.dtype):
+            d = np.dtype(d)
+        result.append(_new_meta(TensorMeta, (s, d, None)))
+    return result
+
+
+# TensorMeta(shape, dtype) without the NamedTuple constructor's Python-level overhead.
+_new_meta = tuple.__new__
 
 
 def _infer_unknown(op, metas, attrs):

@@ -369,10 +369,17 @@ class Var:
         self.replace(setitem(self, key, value))
 
 
-def _ops():
-    from .ops import elementwise
+_ELEMENTWISE = []
 
-    return elementwise
+
+def _ops():
+    # Imported on first use (the op modules import this one); cached, since every
+    # operator goes through here.
+    if not _ELEMENTWISE:
+        from .ops import elementwise
+
+        _ELEMENTWISE.append(elementwise)
+    return _ELEMENTWISE[0]
 
 
 def is_var(x):

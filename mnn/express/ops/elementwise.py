@@ -64,6 +64,8 @@ def _in_result_float(arrays, dt):
 
 
 def _broadcast(a, b):
+    if a == b:
+        return a
     try:
         return np.broadcast_shapes(a, b)
     except ValueError:
@@ -217,14 +219,20 @@ def _binary_op(name, fn, grad=None, check=None):
         return [(_broadcast(a.shape, b.shape), _result_dtype(fn, (a.dtype, b.dtype)))]
 
     def compute(arrays):
-        dt = _result_dtype(fn, (arrays[0].dtype, arrays[1].dtype))
-        out = fn(*_in_result_float(arrays, dt))
+        a, b = arrays
+        dt = _result_dtype(fn, (a.dtype, b.dtype))
+        if dt.kind == "f" and (a.dtype.kind != "f" or b.dtype.kind != "f"):
+            a, b = _in_result_float(arrays, dt)
+        out = fn(a, b)
+        if type(out) is np.ndarray and out.dtype == dt:
+            return out
         return np.asarray(out, dtype=dt)
 
     register(OpDef(name, infer, compute, grad))
 
     def public(x, y):
-        x, y = _operands(x, y)
+        if type(x) is not Var or type(y) is not Var:
+            x, y = _operands(x, y)
         return apply(name, [x, y])[0]
 
     public.__name__ = name

@@ -126,12 +126,12 @@ def convert(x, format):  # noqa: A002 - MNN's name
 def gc(full=True):
     """Free memory held by graphs.
 
-    Graphs hold reference cycles (each Expr owns its output Vars, which point back at it),
-    so a graph the program no longer references is only freed by Python's cycle
-    collector: ``gc`` runs it, releasing those graphs and their cached values. With
-    ``full`` (MNN's ``FULL``; ``full=False`` is ``PART``) it also drops the cached values
-    of every op still alive; they are recomputed on their next read. Values of
-    constants, placeholders and trainables are kept.
+    A graph nobody references is freed as soon as its last Var goes (Exprs hold their
+    output Vars weakly); graphs caught in other reference cycles (a Var stored in an
+    object that refers back to it, say) wait for Python's cycle collector, which ``gc``
+    runs. With ``full`` (MNN's ``FULL``; ``full=False`` is ``PART``) it also drops the
+    cached values of every op still alive: they are recomputed on their next read.
+    Values of constants, placeholders and trainables are kept.
 
     Returns
     -------

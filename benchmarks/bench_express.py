@@ -1,0 +1,106 @@
+"""mnn.express against numpy and torch in one process: large-array ops and per-op overhead.
+
+Run: ``python benchmarks/bench_express.py [--repeat N]``. Prints, for 1 and 2 threads, the
+median time of each case for mnn, numpy and torch, and the ratios ours/theirs (below 1:
+mnn is faster). Cases: ``a*b+c``, ``exp``, ``sum`` on 1e6 float32 elements and
+``matmul`` of two 512x512 float32 matrices; then the overhead of building and reading one
+``add`` of two 4-element Vars, and of writing a placeholder and reading the add again.
+Times are wall-clock medians; on a loaded machine compare ratios from the same run.
+"""
+import argparse
+import statistics
+import time
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import mnn.expr as F  # noqa: E402
+
+
+def _median_time(fn, repeat, inner=1):
+    return _median_times([fn], repeat, inner)[0]
+
+
+def _median_times(fns, repeat, inner=1):
+    """Median wall time of each of ``fns``, timed in turn within each repeat so that a
+    load change on the (shared, noisy) machine hits all of them alike."""
+    for fn in fns:
+        fn()  # warm up (allocations, caches, thread pools)
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            times[k].append((time.perf_counter() - start) / inner)
+    return [statistics.median(t) for t in times]
+
+
+def _cases(n=1_000_000, m=512, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b, c = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    x, y = (rng.standard_normal((m, m)).astype(np.float32) for _ in range(2))
+    ca, cb, cc, cx, cy = (F.const(v) for v in (a, b, c, x, y))
+
+    def ours(build):
+        # Build the graph and read it: a fresh Expr each call, so it really computes.
+        # np.asarray gives the engine's (read-only) result without read()'s copy.
+        return lambda: np.asarray(build())
+
+    import torch
+
+    ta, tb, tc, tx, ty = (torch.from_numpy(v) for v in (a, b, c, x, y))
+    return {
+        "a*b+c": (ours(lambda: ca * cb + cc), lambda: a * b + c, lambda: ta * tb + tc),
+        "exp": (ours(lambda: F.exp(ca)), lambda: np.exp(a), lambda: torch.exp(ta)),
+        "sum": (ours(lambda: F.reduce_sum(ca)), lambda: a.sum(), lambda: ta.sum()),
+        "matmul 512": (ours(lambda: F.matmul(cx, cy)), lambda: x @ y, lambda: tx @ ty),
+    }
+
+
+def _overhead(repeat):
+    a = np.arange(4, dtype=np.float32)
+
+    x, y = F.const(a), F.const(a)
+
+    def build_and_read():
+        return np.asarray(x + y)
+
+    p, q = F.placeholder([4]), F.placeholder([4])
+    q.write(a)
+    s = p + q
+
+    def write_and_read():
+        p.write(a)
+        return s.read()
+
+    return {"build+read add (4 elems)": _median_time(build_and_read, repeat, 200),
+            "write+read add (4 elems)": _median_time(write_and_read, repeat, 200),
+            "numpy add (4 elems)": _median_time(lambda: a + a, repeat, 200)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    import torch
+
+    print(f"{'case':<14}{'thr':>4}{'mnn ms':>10}{'numpy ms':>10}{'torch ms':>10}"
+          f"{'mnn/np':>9}{'mnn/torch':>11}")
+    for threads in (1, 2):
+        F.set_thread_number(threads)
+        torch.set_num_threads(threads)
+        for name, (ours, np_fn, torch_fn) in _cases().items():
+            t_ours, t_np, t_torch = _median_times([ours, np_fn, torch_fn], args.repeat)
+            print(f"{name:<14}{threads:>4}{t_ours * 1e3:>10.3f}{t_np * 1e3:>10.3f}"
+                  f"{t_torch * 1e3:>10.3f}{t_ours / t_np:>9.2f}{t_ours / t_torch:>11.2f}")
+    print()
+    for name, t in _overhead(args.repeat).items():
+        print(f"{name:<28}{t * 1e6:>8.2f} us")
+
+
+if __name__ == "__main__":
+    main()
