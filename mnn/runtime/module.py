@@ -5,6 +5,11 @@ tensors to its output tensors. ``forward`` converts the arguments (Vars or numpy
 arrays of the inputs' dtypes, runs the plan with the module's thread count and returns
 constant Vars. The plan is re-entrant, so :meth:`LoadedModule.clone` shares it (and the
 weights) and each thread can own a clone.
+
+Input shapes: the plan checks and accepts any shapes its ops accept. A model read from a
+file also has shape chains the reader computed for the declared input shapes; inputs of
+other shapes get a plan of their own, built from the file again with those shapes (a few
+are kept per module), as MNN re-runs its shape computation on resize.
 """
 import threading
 
