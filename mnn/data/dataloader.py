@@ -1,5 +1,7 @@
 """``DataLoader``: batches of a Dataset, optionally shuffled (pymnn's
 ``MNN.data.DataLoader``)."""
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .. import express as F
@@ -24,8 +26,9 @@ class DataLoader:
     shuffle : bool, default True
         A new random order every epoch (MNN's default is to shuffle).
     num_workers : int, default 0
-        Accepted for pymnn compatibility; examples are read in the calling thread (the
-        engine's kernels use the threads).
+        Threads that read the examples of a batch in parallel (0: the calling thread).
+        Worth it when ``__getitem__`` waits (files, decoding in C code that releases
+        the GIL); the batch order is the same either way.
     drop_last : bool, default False
         Leave out a last batch smaller than ``batch_size``.
     seed : int or None
@@ -48,6 +51,7 @@ class DataLoader:
         self.num_workers = int(num_workers)
         self.drop_last = bool(drop_last)
         self._rng = np.random.default_rng(seed)
+        self._pool = None
         self.reset()
 
     @property
@@ -76,7 +80,20 @@ class DataLoader:
                            "a new one")
         indices = self._order[self._pos:self._pos + self.batch_size]
         self._pos += len(indices)
-        return self._collate([self.dataset[int(i)] for i in indices])
+        indices = [int(i) for i in indices]
+        if self.num_workers > 0:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.num_workers,
+                                                thread_name_prefix="mnn-data")
+            examples = list(self._pool.map(self.dataset.__getitem__, indices))
+        else:
+            examples = [self.dataset[i] for i in indices]
+        return self._collate(examples)
+
+    def __del__(self):
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def __len__(self):
         return self.iter_number

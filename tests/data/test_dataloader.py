@@ -1,4 +1,7 @@
-"""DataLoader: batching, stacking, shuffling, drop_last, pymnn's and Python's iteration."""
+"""DataLoader: batching, stacking, shuffling, drop_last, workers, pymnn's and Python's
+iteration."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -65,3 +68,21 @@ def test_bad_arguments():
 
     with pytest.raises(mnn.expr.MnnError, match="different shapes"):
         data.DataLoader(Ragged(3), 3, shuffle=False).next()
+
+
+def test_workers_read_examples_concurrently_in_order():
+    class Meeting(Squares):
+        # Two reads must be in __getitem__ at once to pass the barrier: proof that two
+        # worker threads run, without timing anything.
+        barrier = threading.Barrier(2, timeout=10)
+
+        def __getitem__(self, i):
+            self.barrier.wait()
+            return super().__getitem__(i)
+
+    loader = data.DataLoader(Meeting(8), 4, shuffle=False, num_workers=2)
+    batches = list(loader)
+    ids = np.concatenate([b[0][0].read()[:, 0, 0] for b in batches])
+    assert ids.tolist() == list(range(8))
+    with pytest.raises(mnn.expr.MnnError, match="num_workers"):
+        data.DataLoader(Squares(3), 2, num_workers=-1)
