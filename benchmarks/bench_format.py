@@ -12,6 +12,7 @@ ratios are ours / theirs (below 1: we are faster).
 
 Run: ``python benchmarks/bench_format.py [repeats]``.
 """
+
 import os
 import statistics
 import sys
@@ -36,8 +37,15 @@ def _model(path):
     for cout, n in _STAGES:
         for i in range(n):
             w = (rng.standard_normal((cout, cin, 3, 3)) * 0.05).astype(np.float32)
-            y = F.relu(F.conv2d(y, F.const(w), F.const(np.zeros(cout, np.float32)),
-                                (2, 2) if i == 0 else (1, 1), (1, 1)))
+            y = F.relu(
+                F.conv2d(
+                    y,
+                    F.const(w),
+                    F.const(np.zeros(cout, np.float32)),
+                    (2, 2) if i == 0 else (1, 1),
+                    (1, 1),
+                )
+            )
             cin = cout
     y = F.reshape(F.reduce_mean(y, [2, 3], True), [1, -1])
     io.save({"y": y}, path)
@@ -65,16 +73,20 @@ def main(repeats=7):
     ours_load = _median(lambda: load_graph(path), repeats)
     module_load = _median(lambda: MNN.nn.load_module_from_file(path, ["x"], ["y"]), repeats)
     dict_load = _median(lambda: MNN.expr.load_as_dict(path), repeats)
-    print(f"load   ours {ours_load * 1e3:8.1f} ms | wheel load_module_from_file "
-          f"{module_load * 1e3:8.1f} ms (ratio {ours_load / module_load:.2f}) | wheel "
-          f"load_as_dict {dict_load * 1e3:8.1f} ms (ratio {ours_load / dict_load:.2f})")
+    print(
+        f"load   ours {ours_load * 1e3:8.1f} ms | wheel load_module_from_file "
+        f"{module_load * 1e3:8.1f} ms (ratio {ours_load / module_load:.2f}) | wheel "
+        f"load_as_dict {dict_load * 1e3:8.1f} ms (ratio {ours_load / dict_load:.2f})"
+    )
 
     out = os.path.join(folder, "out.mnn")
     theirs_vars = MNN.expr.load_as_dict(path)
     ours_save = _median(lambda: io.save({"y": y}, out), repeats)
     wheel_save = _median(lambda: MNN.expr.save([theirs_vars["y"]], out), repeats)
-    print(f"save   ours {ours_save * 1e3:8.1f} ms | wheel expr.save {wheel_save * 1e3:8.1f} ms "
-          f"(ratio {ours_save / wheel_save:.2f})")
+    print(
+        f"save   ours {ours_save * 1e3:8.1f} ms | wheel expr.save {wheel_save * 1e3:8.1f} ms "
+        f"(ratio {ours_save / wheel_save:.2f})"
+    )
 
     q8 = _median(lambda: io.save({"y": y}, out, weight_quant_bits=8), repeats)
     print(f"save 8-bit ours {q8 * 1e3:8.1f} ms, file {os.path.getsize(out) / 1e6:.1f} MB")

@@ -11,9 +11,18 @@ Weight quantisation and external weights are keyword options of ``save`` (the co
 __all__ = ["get_inputs_and_outputs", "load_as_dict", "load_as_list", "save"]
 
 
-def save(vars, fileName, forInference=True, *, weight_quant_bits=0,
-         weight_quant_block=0, weight_quant_asymmetric=False, fp16=False,
-         external_data=False, biz_code="MNN"):
+def save(
+    vars,
+    fileName,
+    forInference=True,
+    *,
+    weight_quant_bits=0,
+    weight_quant_block=0,
+    weight_quant_asymmetric=False,
+    fp16=False,
+    external_data=False,
+    biz_code="MNN",
+):
     """Write the graph that computes ``vars`` to the .mnn file ``fileName``.
 
     Parameters
@@ -41,8 +50,14 @@ def save(vars, fileName, forInference=True, *, weight_quant_bits=0,
 
     if not isinstance(vars, dict):
         vars = list(vars) if isinstance(vars, (list, tuple)) else [vars]
-    options = EncodeOptions(weight_quant_bits, weight_quant_block, weight_quant_asymmetric,
-                            fp16, external_data, keep_trainable=not forInference)
+    options = EncodeOptions(
+        weight_quant_bits,
+        weight_quant_block,
+        weight_quant_asymmetric,
+        fp16,
+        external_data,
+        keep_trainable=not forInference,
+    )
     write_model(vars, fileName, options, biz_code)
 
 

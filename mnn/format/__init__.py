@@ -17,6 +17,7 @@ code, in one mapping module per op family, keyed by our express op name, rather 
 op records themselves: the op modules stay free of FlatBuffer details, and the file format
 stays in one place.
 """
+
 from .errors import ModelFileError
 from .json_dump import to_json
 

@@ -1,4 +1,5 @@
 """Errors of the .mnn file reader and writer."""
+
 from ..express.errors import MnnError
 
 __all__ = ["ModelFileError"]

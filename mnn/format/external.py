@@ -5,6 +5,7 @@ With ``--saveExternalData`` MNN's converter moves large weights out of the FlatB
 table (``Blob``, ``Convolution2D``, ``LayerNorm``, ``Scale``...). Reads are checked against
 the weight file's size and never follow a path outside the model's folder.
 """
+
 import os
 
 from .errors import ModelFileError
@@ -27,29 +28,36 @@ class ExternalWeights:
                 with open(self.path, "rb") as fh:
                     self._data = fh.read()
             except OSError as exc:
-                raise ModelFileError(f"mnn: {self.model_name}: {where}: weights are stored "
-                                     f"outside the model but the weight file "
-                                     f"{os.path.basename(self.path)!r} cannot be read: "
-                                     f"{exc.strerror}") from None
+                raise ModelFileError(
+                    f"mnn: {self.model_name}: {where}: weights are stored "
+                    f"outside the model but the weight file "
+                    f"{os.path.basename(self.path)!r} cannot be read: "
+                    f"{exc.strerror}"
+                ) from None
         return self._data
 
     def read(self, offset, size, where):
         """``size`` bytes at ``offset`` of the weight file (checked)."""
         data = self._load(where)
         if offset < 0 or size < 0 or offset + size > len(data):
-            raise ModelFileError(f"mnn: {self.model_name}: {where}: external data "
-                                 f"[offset {offset}, {size} bytes] lies outside the weight "
-                                 f"file {os.path.basename(self.path)!r} ({len(data)} bytes): "
-                                 "the file is short or the offsets are corrupted")
-        return data[offset:offset + size]
+            raise ModelFileError(
+                f"mnn: {self.model_name}: {where}: external data "
+                f"[offset {offset}, {size} bytes] lies outside the weight "
+                f"file {os.path.basename(self.path)!r} ({len(data)} bytes): "
+                "the file is short or the offsets are corrupted"
+            )
+        return data[offset : offset + size]
 
     def resolve(self, relative, where):
         """Absolute path of a file the model names (``Op.externalPath``), inside its folder."""
         full = os.path.realpath(os.path.join(self.folder, relative))
-        if os.path.commonpath([full, os.path.realpath(self.folder)]) != \
-                os.path.realpath(self.folder):
-            raise ModelFileError(f"mnn: {self.model_name}: {where}: external path "
-                                 f"{relative!r} points outside the model's folder")
+        if os.path.commonpath([full, os.path.realpath(self.folder)]) != os.path.realpath(
+            self.folder
+        ):
+            raise ModelFileError(
+                f"mnn: {self.model_name}: {where}: external path "
+                f"{relative!r} points outside the model's folder"
+            )
         return full
 
 

@@ -11,6 +11,7 @@ corrupted or hostile bytes raise :class:`~mnn.format.errors.ModelFileError` nami
 is bounded by the buffer size (every vector must fit inside it). The writer uses the
 ``flatbuffers`` runtime package's Builder.
 """
+
 import struct
 
 import flatbuffers
@@ -24,8 +25,18 @@ __all__ = ["MAX_DEPTH", "decode", "encode"]
 # Nesting deeper than this is not a model (tables nest a few levels; subgraph ops a few more).
 MAX_DEPTH = 48
 
-_NUMPY = {"bool": np.bool_, "i8": np.int8, "u8": np.uint8, "i16": "<i2", "u16": "<u2",
-          "i32": "<i4", "u32": "<u4", "i64": "<i8", "f32": "<f4", "f64": "<f8"}
+_NUMPY = {
+    "bool": np.bool_,
+    "i8": np.int8,
+    "u8": np.uint8,
+    "i16": "<i2",
+    "u16": "<u2",
+    "i32": "<i4",
+    "u32": "<u4",
+    "i64": "<i8",
+    "f32": "<f4",
+    "f64": "<f8",
+}
 
 
 class _Reader:
@@ -39,29 +50,36 @@ class _Reader:
 
     def scalar(self, pos, fmt, size, where):
         if pos < 0 or pos + size > self.n:
-            self.fail(where, f"field at byte {pos} lies outside the {self.n}-byte buffer "
-                             "(truncated or corrupted file)")
+            self.fail(
+                where,
+                f"field at byte {pos} lies outside the {self.n}-byte buffer "
+                "(truncated or corrupted file)",
+            )
         return struct.unpack_from(fmt, self.buf, pos)[0]
 
     def follow(self, pos, where):
         """Target of the uoffset stored at ``pos``."""
         target = pos + self.scalar(pos, "<I", 4, where)
         if target >= self.n:
-            self.fail(where, f"offset points to byte {target}, past the end of the "
-                             f"{self.n}-byte buffer")
+            self.fail(
+                where, f"offset points to byte {target}, past the end of the {self.n}-byte buffer"
+            )
         return target
 
     def vector_header(self, pos, elem_size, where):
         length = self.scalar(pos, "<I", 4, where)
         start = pos + 4
         if start + length * elem_size > self.n:
-            self.fail(where, f"vector of {length} elements of {elem_size} bytes extends past "
-                             f"the end of the {self.n}-byte buffer")
+            self.fail(
+                where,
+                f"vector of {length} elements of {elem_size} bytes extends past "
+                f"the end of the {self.n}-byte buffer",
+            )
         return start, length
 
     def string(self, pos, where):
         start, length = self.vector_header(pos, 1, where)
-        raw = bytes(self.buf[start:start + length])
+        raw = bytes(self.buf[start : start + length])
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -84,8 +102,10 @@ class _Reader:
                 return 0
             off = struct.unpack_from("<H", self.buf, vtable + 4 + 2 * slot)[0]
             if off and off >= table_size:
-                self.fail(where, f"field slot {slot} at offset {off} lies outside its "
-                                 f"{table_size}-byte table")
+                self.fail(
+                    where,
+                    f"field slot {slot} at offset {off} lies outside its {table_size}-byte table",
+                )
             return pos + off if off else 0
 
         out = {}
@@ -168,11 +188,18 @@ def decode(buf, root="Net", source="<bytes>"):
 
 
 # -- writing ---------------------------------------------------------------------------------
-_PREPEND_SLOT = {"bool": "PrependBoolSlot", "i8": "PrependInt8Slot", "u8": "PrependUint8Slot",
-                 "i16": "PrependInt16Slot", "u16": "PrependUint16Slot",
-                 "i32": "PrependInt32Slot", "u32": "PrependUint32Slot",
-                 "i64": "PrependInt64Slot", "f32": "PrependFloat32Slot",
-                 "f64": "PrependFloat64Slot"}
+_PREPEND_SLOT = {
+    "bool": "PrependBoolSlot",
+    "i8": "PrependInt8Slot",
+    "u8": "PrependUint8Slot",
+    "i16": "PrependInt16Slot",
+    "u16": "PrependUint16Slot",
+    "i32": "PrependInt32Slot",
+    "u32": "PrependUint32Slot",
+    "i64": "PrependInt64Slot",
+    "f32": "PrependFloat32Slot",
+    "f64": "PrependFloat64Slot",
+}
 
 
 def _write_vector(builder, elem, values, where):
@@ -184,8 +211,9 @@ def _write_vector(builder, elem, values, where):
     if elem == "str":
         offsets = [builder.CreateString(str(s)) for s in values]
     else:
-        offsets = [_write_table(builder, elem, item, f"{where}[{i}]")
-                   for i, item in enumerate(values)]
+        offsets = [
+            _write_table(builder, elem, item, f"{where}[{i}]") for i, item in enumerate(values)
+        ]
     builder.StartVector(4, len(offsets), 4)
     for off in reversed(offsets):
         builder.PrependUOffsetTRelative(off)
@@ -194,14 +222,16 @@ def _write_vector(builder, elem, values, where):
 
 def _write_table(builder, name, obj, where):
     if not isinstance(obj, dict):
-        raise ModelFileError(f"mnn: writing {where}: expected a dict for table {name}, got "
-                             f"{type(obj).__name__}")
+        raise ModelFileError(
+            f"mnn: writing {where}: expected a dict for table {name}, got {type(obj).__name__}"
+        )
     fields = field_specs(name)
     known = {f.name for f in fields} | {f.name + "_type" for f in fields if f.kind == "union"}
     unknown = set(obj) - known
     if unknown:
-        raise ModelFileError(f"mnn: writing {where}: table {name} has no field(s) "
-                             f"{sorted(unknown)}")
+        raise ModelFileError(
+            f"mnn: writing {where}: table {name} has no field(s) {sorted(unknown)}"
+        )
     # Children first: FlatBuffers builds back to front and forbids nesting.
     offsets = {}
     for f in fields:
@@ -218,19 +248,20 @@ def _write_table(builder, name, obj, where):
         else:  # union
             member = obj.get(f.name + "_type")
             if member not in UNIONS[f.elem][1:]:
-                raise ModelFileError(f"mnn: writing {here}: {member!r} is not a member of "
-                                     f"{f.elem}")
+                raise ModelFileError(f"mnn: writing {here}: {member!r} is not a member of {f.elem}")
             offsets[f.name] = _write_table(builder, member, value, f"{here}({member})")
-    n_slots = fields[-1].slot + (2 if fields and fields[-1].kind == "union" else 1) \
-        if fields else 0
+    n_slots = fields[-1].slot + (2 if fields and fields[-1].kind == "union" else 1) if fields else 0
     builder.StartObject(n_slots)
     for f in fields:
         if f.kind == "scalar":
             value = obj.get(f.name, f.default)
             if value is None:
                 continue
-            value = bool(value) if f.elem == "bool" else (
-                float(value) if f.elem.startswith("f") else int(value))
+            value = (
+                bool(value)
+                if f.elem == "bool"
+                else (float(value) if f.elem.startswith("f") else int(value))
+            )
             getattr(builder, _PREPEND_SLOT[f.elem])(f.slot, value, f.default)
         elif f.kind == "union":
             if f.name in offsets:

@@ -5,6 +5,7 @@ members as ``main_type`` plus ``main``, absent fields are left out, and floats k
 float32 precision (MNN's own dump prints 6 digits, too coarse to recover quantisation
 scales). Run as ``python -m mnn.format.json_dump model.mnn [-o model.json]``.
 """
+
 import argparse
 import json
 import os
@@ -95,8 +96,7 @@ def to_json(source, path=None, indent=2):
             with open(name, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
-            raise ModelFileError(f"mnn: cannot read model file {name!r}: {exc.strerror}") \
-                from None
+            raise ModelFileError(f"mnn: cannot read model file {name!r}: {exc.strerror}") from None
         net = decode(data, source=os.path.basename(name))
     text = json.dumps(net_to_jsonable(net), indent=indent)
     if path is not None:
@@ -113,8 +113,9 @@ def dump_json(source):
 
 def main(argv=None):
     """Command line: ``python -m mnn.format.json_dump model.mnn [-o out.json]``."""
-    parser = argparse.ArgumentParser(prog="python -m mnn.format.json_dump",
-                                     description="Dump a .mnn model as JSON.")
+    parser = argparse.ArgumentParser(
+        prog="python -m mnn.format.json_dump", description="Dump a .mnn model as JSON."
+    )
     parser.add_argument("model", help="the .mnn file")
     parser.add_argument("-o", "--output", help="write the JSON here instead of stdout")
     args = parser.parse_args(argv)

@@ -17,6 +17,7 @@ The subgraph's own ``Input`` ops describe shapes loosely (the converter writes `
 int32 placeholders), so the reader makes the subgraph placeholders from the op's actual
 inputs instead.
 """
+
 from ..express import graph as _graph
 from ..express.ops.control_flow import Subgraph
 from ..express.var import placeholder
@@ -74,13 +75,13 @@ def _decode_if(ctx, op, inputs):
     for branch, key in enumerate(("then_graph", "else_graph")):
         sub = _sub_proto(ctx, op, p[key])
         names = _names_of(sub)
-        sub_inputs = [int(i) for i in (sub.get("inputs") if sub.get("inputs") is not None
-                                       else [])]
+        sub_inputs = [int(i) for i in (sub.get("inputs") if sub.get("inputs") is not None else [])]
         # Which op input feeds each subgraph input.
         feeds, order = {}, []
         for j, x in enumerate(xs, start=1):
-            wanted = set(aliases_in[j]["data"] or []) if j < len(aliases_in) and \
-                aliases_in[j] else set()
+            wanted = (
+                set(aliases_in[j]["data"] or []) if j < len(aliases_in) and aliases_in[j] else set()
+            )
             match = [i for i in sub_inputs if 0 <= i < len(names) and names[i] in wanted]
             if not aliases_in and j - 1 < len(sub_inputs):
                 match = [sub_inputs[j - 1]]
@@ -89,15 +90,22 @@ def _decode_if(ctx, op, inputs):
             order.append(match[0] if match else None)
         for i in sub_inputs:
             if i not in feeds:
-                ctx.fail(op, f"input {names[i] if 0 <= i < len(names) else i!r} of subgraph "
-                             f"{sub['name']!r} is fed by no input of the op")
+                ctx.fail(
+                    op,
+                    f"input {names[i] if 0 <= i < len(names) else i!r} of subgraph "
+                    f"{sub['name']!r} is fed by no input of the op",
+                )
         ins, outs = _build(ctx, op, sub, feeds)
         by_index = dict(zip(sub_inputs, ins))
-        placeholders = [by_index[i] if i is not None else _like(x)
-                        for i, x in zip(order, xs)]
-        out_index = {names[i]: v for i, v in zip(
-            [int(i) for i in (sub.get("outputs") if sub.get("outputs") is not None
-                              else [])], outs) if 0 <= i < len(names)}
+        placeholders = [by_index[i] if i is not None else _like(x) for i, x in zip(order, xs)]
+        out_index = {
+            names[i]: v
+            for i, v in zip(
+                [int(i) for i in (sub.get("outputs") if sub.get("outputs") is not None else [])],
+                outs,
+            )
+            if 0 <= i < len(names)
+        }
         if aliases_out:
             if len(aliases_out) != n_out:
                 ctx.fail(op, f"{len(aliases_out)} output aliases for {n_out} outputs")
@@ -117,16 +125,17 @@ def _decode_if(ctx, op, inputs):
 def _decode_while(ctx, op, inputs):
     p = ctx.param(op, "WhileParam")
     if p["cond_graph"]:
-        ctx.fail(op, "TensorFlow-style While with a cond graph is not supported (ONNX Loop "
-                     "style is)")
+        ctx.fail(
+            op, "TensorFlow-style While with a cond graph is not supported (ONNX Loop style is)"
+        )
     if len(inputs) < 2:
         ctx.fail(op, "needs a trip count and a condition input")
     sub = _sub_proto(ctx, op, p["body_graph"])
-    sub_inputs = [int(i) for i in (sub.get("inputs") if sub.get("inputs") is not None
-                                   else [])]
+    sub_inputs = [int(i) for i in (sub.get("inputs") if sub.get("inputs") is not None else [])]
     if len(sub_inputs) != len(inputs):
-        ctx.fail(op, f"body {sub['name']!r} takes {len(sub_inputs)} inputs, the op has "
-                     f"{len(inputs)}")
+        ctx.fail(
+            op, f"body {sub['name']!r} takes {len(sub_inputs)} inputs, the op has {len(inputs)}"
+        )
     trip, cond = inputs[0], inputs[1]
     # The iteration counter has the trip count's dtype.
     feeds = dict(zip(sub_inputs, [trip, cond] + list(inputs[2:])))
@@ -136,6 +145,7 @@ def _decode_while(ctx, op, inputs):
 
 
 # -- writing -----------------------------------------------------------------------------
+
 
 @encoder("if")
 def _encode_if(ctx, expr):
@@ -148,9 +158,18 @@ def _encode_if(ctx, expr):
     e_out = ctx.subgraph_names(a["else_graph"], "outputs")
     aliases_in = [{}] + [{"data": sorted({t, e})} for t, e in zip(t_in, e_in)]
     aliases_out = [{"data": [t, e]} for t, e in zip(t_out, e_out)]
-    ctx.emit(expr, "If", "IfParam",
-             {"then_graph": then_name, "else_graph": else_name,
-              "aliases_inputs": aliases_in, "aliases_outputs": aliases_out}, expr.inputs)
+    ctx.emit(
+        expr,
+        "If",
+        "IfParam",
+        {
+            "then_graph": then_name,
+            "else_graph": else_name,
+            "aliases_inputs": aliases_in,
+            "aliases_outputs": aliases_out,
+        },
+        expr.inputs,
+    )
 
 
 @encoder("while")
@@ -160,4 +179,3 @@ def _encode_while(ctx, expr):
         ctx.fail(expr, "only the ONNX-Loop form of while (no cond graph) maps to MNN's While")
     body = ctx.subgraph(a["body_graph"])
     ctx.emit(expr, "While", "WhileParam", {"body_graph": body}, expr.inputs)
-

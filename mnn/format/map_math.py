@@ -6,6 +6,7 @@ MNN facts that shape the mapping: integer ``DIV``/``REALDIV`` truncate and ``MOD
 int32 in MNN (bool here); ``GELU`` is the tanh approximation and ``GELU_STANDARD`` the erf
 form.
 """
+
 import numpy as np
 
 from ..express import graph as _graph
@@ -20,30 +21,72 @@ __all__ = []
 
 # BinaryOpOperation numbers <-> express ops.
 _BINARY = {
-    0: "add", 1: "subtract", 2: "multiply", 6: "pow", 8: "minimum", 9: "maximum",
-    10: "greater", 11: "greater_equal", 12: "less", 13: "floordiv", 14: "squared_difference",
-    15: "equal", 16: "less_equal", 17: "floormod", 20: "atan2", 21: "logical_or",
-    22: "not_equal", 23: "bitwise_and", 24: "bitwise_or", 25: "bitwise_xor", 26: "logical_xor",
+    0: "add",
+    1: "subtract",
+    2: "multiply",
+    6: "pow",
+    8: "minimum",
+    9: "maximum",
+    10: "greater",
+    11: "greater_equal",
+    12: "less",
+    13: "floordiv",
+    14: "squared_difference",
+    15: "equal",
+    16: "less_equal",
+    17: "floormod",
+    20: "atan2",
+    21: "logical_or",
+    22: "not_equal",
+    23: "bitwise_and",
+    24: "bitwise_or",
+    25: "bitwise_xor",
+    26: "logical_xor",
 }
 _BINARY_CODE = {name: code for code, name in _BINARY.items()}
-_BINARY_CODE["mod"] = 17        # numpy's mod floors: MNN's FLOORMOD
-_BINARY_CODE["divide"] = 7      # REALDIV (float inputs only, see the encoder)
+_BINARY_CODE["mod"] = 17  # numpy's mod floors: MNN's FLOORMOD
+_BINARY_CODE["divide"] = 7  # REALDIV (float inputs only, see the encoder)
 _BINARY_CODE["maximum"] = 9
 _BINARY_CODE["minimum"] = 8
 
 # UnaryOpOperation numbers <-> express ops (one-input, no attributes).
 _UNARY = {
-    0: "abs", 1: "negative", 2: "floor", 3: "ceil", 4: "square", 5: "sqrt", 6: "rsqrt",
-    7: "exp", 8: "log", 9: "sin", 10: "cos", 11: "tan", 12: "asin", 13: "acos", 14: "atan",
-    15: "reciprocal", 16: "log1p", 18: "acosh", 19: "sinh", 20: "asinh", 21: "atanh",
-    22: "sign", 23: "round", 24: "cosh", 25: "erf", 26: "erfc", 27: "erfinv", 28: "expm1",
-    29: "sigmoid", 30: "tanh", 33: "gelu",
+    0: "abs",
+    1: "negative",
+    2: "floor",
+    3: "ceil",
+    4: "square",
+    5: "sqrt",
+    6: "rsqrt",
+    7: "exp",
+    8: "log",
+    9: "sin",
+    10: "cos",
+    11: "tan",
+    12: "asin",
+    13: "acos",
+    14: "atan",
+    15: "reciprocal",
+    16: "log1p",
+    18: "acosh",
+    19: "sinh",
+    20: "asinh",
+    21: "atanh",
+    22: "sign",
+    23: "round",
+    24: "cosh",
+    25: "erf",
+    26: "erfc",
+    27: "erfinv",
+    28: "expm1",
+    29: "sigmoid",
+    30: "tanh",
+    33: "gelu",
 }
 _UNARY_CODE = {name: code for code, name in _UNARY.items()}
 
 # Old single-purpose op types that are unary ops.
-_UNARY_TYPES = {"AbsVal": "abs", "Exp": "exp", "Log": "log", "Sigmoid": "sigmoid",
-                "TanH": "tanh"}
+_UNARY_TYPES = {"AbsVal": "abs", "Exp": "exp", "Log": "log", "Sigmoid": "sigmoid", "TanH": "tanh"}
 
 
 def _op(name):
@@ -92,10 +135,18 @@ def _encode_binary(ctx, expr):
     name = expr.op.name
     x, y = expr.inputs
     if name == "divide" and (x.dtype.kind != "f" or y.dtype.kind != "f"):
-        ctx.fail(expr, "MNN divides integers with truncation; cast the inputs to float "
-                       "before dividing to write this graph")
-    ctx.emit(expr, "BinaryOp", "BinaryOp",
-             {"opType": _BINARY_CODE[name], "T": datatype_of(x.dtype)}, expr.inputs)
+        ctx.fail(
+            expr,
+            "MNN divides integers with truncation; cast the inputs to float "
+            "before dividing to write this graph",
+        )
+    ctx.emit(
+        expr,
+        "BinaryOp",
+        "BinaryOp",
+        {"opType": _BINARY_CODE[name], "T": datatype_of(x.dtype)},
+        expr.inputs,
+    )
 
 
 @decoder("UnaryOp")
@@ -122,8 +173,13 @@ _UNARY_CODE.update({name: code for code, name in _UNARY_ACTIVATIONS.items()})
 @encoder(*sorted(_UNARY_CODE))
 def _encode_unary(ctx, expr):
     x = expr.inputs[0]
-    ctx.emit(expr, "UnaryOp", "UnaryOp",
-             {"opType": _UNARY_CODE[expr.op.name], "T": datatype_of(x.dtype)}, expr.inputs)
+    ctx.emit(
+        expr,
+        "UnaryOp",
+        "UnaryOp",
+        {"opType": _UNARY_CODE[expr.op.name], "T": datatype_of(x.dtype)},
+        expr.inputs,
+    )
 
 
 @decoder(*sorted(_UNARY_TYPES))
@@ -142,14 +198,25 @@ def _decode_cast(ctx, op, inputs):
 @encoder("cast")
 def _encode_cast(ctx, expr):
     x = expr.inputs[0]
-    ctx.emit(expr, "Cast", "CastParam",
-             {"srcT": datatype_of(x.dtype), "dstT": datatype_of(expr.attrs["dtype"])},
-             expr.inputs)
+    ctx.emit(
+        expr,
+        "Cast",
+        "CastParam",
+        {"srcT": datatype_of(x.dtype), "dstT": datatype_of(expr.attrs["dtype"])},
+        expr.inputs,
+    )
 
 
 # ReductionType numbers <-> express reductions.
-_REDUCE = {0: "reduce_sum", 3: "reduce_mean", 4: "reduce_max", 5: "reduce_min",
-           6: "reduce_prod", 7: "reduce_any", 8: "reduce_all"}
+_REDUCE = {
+    0: "reduce_sum",
+    3: "reduce_mean",
+    4: "reduce_max",
+    5: "reduce_min",
+    6: "reduce_prod",
+    7: "reduce_any",
+    8: "reduce_all",
+}
 _REDUCE_CODE = {name: code for code, name in _REDUCE.items()}
 
 
@@ -165,9 +232,9 @@ def _decode_reduction(ctx, op, inputs):
     axes = None if axes is None or len(axes) == 0 else [int(a) for a in np.ravel(axes)]
     keep = bool(p["keepDims"])
     code = p["operation"]
-    if code == 1:   # ASUM
+    if code == 1:  # ASUM
         return [red.reduce_sum(ew.abs(x), axes, keep)]
-    if code == 2:   # SUMSQ
+    if code == 2:  # SUMSQ
         return [red.reduce_sum(ew.square(x), axes, keep)]
     name = _REDUCE.get(code)
     if name is None:
@@ -180,10 +247,18 @@ def _encode_reduction(ctx, expr):
     x = expr.inputs[0]
     axes = expr.attrs.get("axes")
     dims = list(range(len(x.shape))) if axes is None else [int(a) for a in axes]
-    ctx.emit(expr, "Reduction", "ReductionParam",
-             {"operation": _REDUCE_CODE[expr.op.name], "dim": np.asarray(dims, np.int32),
-              "keepDims": bool(expr.attrs.get("keepdims", False)),
-              "dType": datatype_of(x.dtype)}, expr.inputs)
+    ctx.emit(
+        expr,
+        "Reduction",
+        "ReductionParam",
+        {
+            "operation": _REDUCE_CODE[expr.op.name],
+            "dim": np.asarray(dims, np.int32),
+            "keepDims": bool(expr.attrs.get("keepdims", False)),
+            "dType": datatype_of(x.dtype),
+        },
+        expr.inputs,
+    )
 
 
 @decoder("Eltwise")
@@ -211,8 +286,9 @@ def _decode_eltwise(ctx, op, inputs):
 def _decode_matmul(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2, 3)
     p = ctx.param(op, "MatMul") if op.get("main") is not None else {}
-    out = matmul(inputs[0], inputs[1], bool(p.get("transposeA", False)),
-                 bool(p.get("transposeB", False)))
+    out = matmul(
+        inputs[0], inputs[1], bool(p.get("transposeA", False)), bool(p.get("transposeB", False))
+    )
     if len(inputs) == 3:
         out = ew.add(out, inputs[2])
     return [out]
@@ -222,16 +298,23 @@ def _decode_matmul(ctx, op, inputs):
 def _decode_batch_matmul(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2)
     p = ctx.param(op, "BatchMatMulParam") if op.get("main") is not None else {}
-    return [matmul(inputs[0], inputs[1], bool(p.get("adjX", False)),
-                   bool(p.get("adjY", False)))]
+    return [matmul(inputs[0], inputs[1], bool(p.get("adjX", False)), bool(p.get("adjY", False)))]
 
 
 @encoder("matmul")
 def _encode_matmul(ctx, expr):
     a = expr.inputs[0]
-    ctx.emit(expr, "MatMul", "MatMul",
-             {"T": datatype_of(a.dtype), "transposeA": bool(expr.attrs.get("transpose_a")),
-              "transposeB": bool(expr.attrs.get("transpose_b"))}, expr.inputs)
+    ctx.emit(
+        expr,
+        "MatMul",
+        "MatMul",
+        {
+            "T": datatype_of(a.dtype),
+            "transposeA": bool(expr.attrs.get("transpose_a")),
+            "transposeB": bool(expr.attrs.get("transpose_b")),
+        },
+        expr.inputs,
+    )
 
 
 @decoder("Select")

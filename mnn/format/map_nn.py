@@ -9,6 +9,7 @@ Convolution and pooling run on NC4HW4 tensors in MNN, so the writer wraps them i
 ConvertTensor ops (the reader treats NCHW <-> NC4HW4 conversion as the identity). Average
 pooling's ``countType`` DEFAULT counts padding under CAFFE padding and not otherwise.
 """
+
 import numpy as np
 
 from ..express import graph as _graph
@@ -20,10 +21,25 @@ from .mapping import decoder, encoder
 
 __all__ = []
 
-_COMMON_DEFAULTS = {"padX": 0, "padY": 0, "kernelX": 1, "kernelY": 1, "strideX": 1,
-                    "strideY": 1, "dilateX": 1, "dilateY": 1, "padMode": 0, "group": 1,
-                    "outputCount": 0, "inputCount": 0, "relu": False, "relu6": False,
-                    "pads": None, "outPads": None, "hasOutputShape": False}
+_COMMON_DEFAULTS = {
+    "padX": 0,
+    "padY": 0,
+    "kernelX": 1,
+    "kernelY": 1,
+    "strideX": 1,
+    "strideY": 1,
+    "dilateX": 1,
+    "dilateY": 1,
+    "padMode": 0,
+    "group": 1,
+    "outputCount": 0,
+    "inputCount": 0,
+    "relu": False,
+    "relu6": False,
+    "pads": None,
+    "outPads": None,
+    "hasOutputShape": False,
+}
 
 
 def _pads4(pads, pad_x, pad_y):
@@ -50,6 +66,7 @@ def _activation(x, common):
 
 # -- convolution -----------------------------------------------------------------------------
 
+
 @decoder("Convolution", "ConvolutionDepthwise")
 def _decode_conv(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1, 3)
@@ -73,20 +90,49 @@ def _decode_conv(ctx, op, inputs):
         weight, bias = quantize.conv_weights(ctx, op, p, out_c, limit)
         per_out = kh * kw * out_c
         if weight.size % per_out:
-            ctx.fail(op, f"{weight.size} weights do not fit {out_c} outputs of a {kh}x{kw} "
-                         "kernel")
+            ctx.fail(op, f"{weight.size} weights do not fit {out_c} outputs of a {kh}x{kw} kernel")
         w = const(weight.reshape(out_c, weight.size // per_out, kh, kw))
         b = const(bias) if bias is not None else None
     mode = int(c["padMode"])
     pads = (0, 0, 0, 0) if mode != 0 else _pads4(c["pads"], c["padX"], c["padY"])
-    attrs = {"strides": (int(c["strideY"]), int(c["strideX"])),
-                 "dilations": (int(c["dilateY"]), int(c["dilateX"])), "pads": pads,
-                 "group": int(group), "padding_mode": mode}
+    crop = None
+    if mode == 1:
+        pads, crop = _valid_pads(x, w, c)
+        mode = 0 if crop is not None else 1
+    attrs = {
+        "strides": (int(c["strideY"]), int(c["strideX"])),
+        "dilations": (int(c["dilateY"]), int(c["dilateX"])),
+        "pads": pads,
+        "group": int(group),
+        "padding_mode": mode,
+    }
     if c["relu6"]:
         attrs["clamp"] = (0.0, 6.0)
     elif c["relu"]:
         attrs["clamp"] = (0.0, float("inf"))
-    return _graph.apply("conv2d", [x, w] + ([b] if b is not None else []), **attrs)
+    y = _graph.apply("conv2d", [x, w] + ([b] if b is not None else []), **attrs)[0]
+    if crop is not None and tuple(y.shape[2:]) != crop:
+        y = y[:, :, : crop[0], : crop[1]]
+    return [y]
+
+
+def _valid_pads(x, w, c):
+    """MNN's VALID convolution: the output size ignores the pads, but the computation
+    still shifts by ``padY``/``padX`` (or ``pads[0]``/``pads[1]``) at the top/left
+    (``ConvolutionCommon::convolutionPad`` returns them for every mode but SAME; files
+    saved by pymnn's ``conv2d`` with its default VALID mode carry them). Returns the
+    explicit pads and the output size to crop to, or zero pads and None when there is no
+    shift."""
+    top, left = _pads4(c["pads"], c["padX"], c["padY"])[:2]
+    if top == 0 and left == 0:
+        return (0, 0, 0, 0), None
+    (kh, kw), (h, wd) = w.shape[2:], x.shape[2:]
+    sy, sx, dy, dx = c["strideY"], c["strideX"], c["dilateY"], c["dilateX"]
+    ekh, ekw = dy * (kh - 1) + 1, dx * (kw - 1) + 1
+    oh, ow = -(-(h - ekh + 1) // sy), -(-(wd - ekw + 1) // sx)
+    bottom = max(0, (oh - 1) * sy + ekh - h - top)
+    right = max(0, (ow - 1) * sx + ekw - wd - left)
+    return (top, left, bottom, right), (oh, ow)
 
 
 @encoder("conv2d")
@@ -96,12 +142,21 @@ def _encode_conv(ctx, expr):
     a = expr.attrs
     out_c, in_per_group, kh, kw = w.shape
     group = int(a["group"])
-    common = {"kernelY": kh, "kernelX": kw, "strideY": a["strides"][0],
-              "strideX": a["strides"][1], "dilateY": a["dilations"][0],
-              "dilateX": a["dilations"][1], "padMode": _file_pad_mode(a), "group": group,
-              "outputCount": out_c, "inputCount": in_per_group * group,
-              "padY": a["pads"][0], "padX": a["pads"][1],
-              "pads": np.asarray(a["pads"], np.int32)}
+    common = {
+        "kernelY": kh,
+        "kernelX": kw,
+        "strideY": a["strides"][0],
+        "strideX": a["strides"][1],
+        "dilateY": a["dilations"][0],
+        "dilateX": a["dilations"][1],
+        "padMode": _file_pad_mode(a),
+        "group": group,
+        "outputCount": out_c,
+        "inputCount": in_per_group * group,
+        "padY": a["pads"][0],
+        "padX": a["pads"][1],
+        "pads": np.asarray(a["pads"], np.int32),
+    }
     clamp = a.get("clamp")
     after = None
     if clamp is not None:
@@ -111,7 +166,7 @@ def _encode_conv(ctx, expr):
         elif low == 0.0 and high == float("inf"):
             common["relu"] = True
         else:
-            after = (low, high)     # any other clamp: a ReLU6 (MNN's clip) after the op
+            after = (low, high)  # any other clamp: a ReLU6 (MNN's clip) after the op
     depthwise = group > 1 and group == out_c and in_per_group == 1
     type_name = "ConvolutionDepthwise" if depthwise else "Convolution"
     w_value = ctx.static(w)
@@ -120,22 +175,41 @@ def _encode_conv(ctx, expr):
     if w_value is None or b_value is None:
         # Weights computed at run time: MNN takes them as extra inputs.
         extra = [w] + ([b] if b is not None else [])
-        out = ctx.emit(expr, "Convolution", "Convolution2D", {"common": common},
-                       [src] + extra, outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+        out = ctx.emit(
+            expr,
+            "Convolution",
+            "Convolution2D",
+            {"common": common},
+            [src] + extra,
+            outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")],
+        )
     else:
         param = {"common": common}
         param.update(quantize.encode_conv_weights(ctx, w_value, b_value))
-        out = ctx.emit(expr, type_name, "Convolution2D", param, [src],
-                       outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+        out = ctx.emit(
+            expr,
+            type_name,
+            "Convolution2D",
+            param,
+            [src],
+            outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")],
+        )
     if after is not None:
         clipped = ctx.new_tensor(expr.outputs[0].name + "__clip")
-        ctx.emit(expr, "ReLU6", "Relu6", {"minValue": after[0], "maxValue": after[1]},
-                 [out[0]], outputs=[clipped])
+        ctx.emit(
+            expr,
+            "ReLU6",
+            "Relu6",
+            {"minValue": after[0], "maxValue": after[1]},
+            [out[0]],
+            outputs=[clipped],
+        )
         out = [clipped]
     ctx.from_nc4hw4(expr, out[0])
 
 
 # -- pooling ---------------------------------------------------------------------------------
+
 
 @decoder("Pooling")
 def _decode_pool(ctx, op, inputs):
@@ -146,8 +220,15 @@ def _decode_pool(ctx, op, inputs):
         ctx.fail(op, f"input must be 4-D, got shape {x.shape}")
     is_max = p["type"] == 0
     if p["isGlobal"]:
-        attrs = {"kernel": (1, 1), "strides": (1, 1), "pads": (0, 0, 0, 0), "padding_mode": 1,
-                     "ceil_mode": False, "global_pool": True, "output_size": None}
+        attrs = {
+            "kernel": (1, 1),
+            "strides": (1, 1),
+            "pads": (0, 0, 0, 0),
+            "padding_mode": 1,
+            "ceil_mode": False,
+            "global_pool": True,
+            "output_size": None,
+        }
         if not is_max:
             attrs["count_include_pad"] = False
         return _graph.apply("max_pool" if is_max else "avg_pool", [x], **attrs)
@@ -156,9 +237,15 @@ def _decode_pool(ctx, op, inputs):
     kh, kw = int(p["kernelY"]), int(p["kernelX"])
     if min(kh, kw, p["strideX"], p["strideY"]) < 1:
         ctx.fail(op, f"kernel {kh}x{kw} and strides must be positive")
-    attrs = {"kernel": (kh, kw), "strides": (int(p["strideY"]), int(p["strideX"])), "pads": pads,
-                 "padding_mode": mode, "ceil_mode": bool(p["ceilModel"]), "global_pool": False,
-                 "output_size": None}
+    attrs = {
+        "kernel": (kh, kw),
+        "strides": (int(p["strideY"]), int(p["strideX"])),
+        "pads": pads,
+        "padding_mode": mode,
+        "ceil_mode": bool(p["ceilModel"]),
+        "global_pool": False,
+        "output_size": None,
+    }
     if is_max:
         return _graph.apply("max_pool", [x], **attrs)
     count = int(p["countType"])
@@ -187,21 +274,35 @@ def _encode_pool(ctx, expr):
     if a.get("output_size") is not None:
         ctx.fail(expr, "adaptive pooling has no MNN op (only global or fixed windows)")
     is_max = expr.op.name == "max_pool"
-    param = {"type": 0 if is_max else 1, "isGlobal": bool(a["global_pool"]),
-             "kernelY": a["kernel"][0], "kernelX": a["kernel"][1],
-             "strideY": a["strides"][0], "strideX": a["strides"][1],
-             "padY": a["pads"][0], "padX": a["pads"][1],
-             "pads": np.asarray(a["pads"], np.int32), "padType": _file_pad_mode(a),
-             "ceilModel": bool(a["ceil_mode"])}
+    param = {
+        "type": 0 if is_max else 1,
+        "isGlobal": bool(a["global_pool"]),
+        "kernelY": a["kernel"][0],
+        "kernelX": a["kernel"][1],
+        "strideY": a["strides"][0],
+        "strideX": a["strides"][1],
+        "padY": a["pads"][0],
+        "padX": a["pads"][1],
+        "pads": np.asarray(a["pads"], np.int32),
+        "padType": _file_pad_mode(a),
+        "ceilModel": bool(a["ceil_mode"]),
+    }
     if not is_max:
         param["countType"] = 1 if a.get("count_include_pad") else 2
     src = ctx.to_nc4hw4(expr.inputs[0])
-    out = ctx.emit(expr, "Pooling", "Pool", param, [src],
-                   outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    out = ctx.emit(
+        expr,
+        "Pooling",
+        "Pool",
+        param,
+        [src],
+        outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")],
+    )
     ctx.from_nc4hw4(expr, out[0])
 
 
 # -- activations and softmax -----------------------------------------------------------------
+
 
 @decoder("Softmax")
 def _decode_softmax(ctx, op, inputs):
@@ -246,9 +347,13 @@ def _decode_relu6(ctx, op, inputs):
 
 @encoder("relu6")
 def _encode_relu6(ctx, expr):
-    ctx.emit(expr, "ReLU6", "Relu6", {"minValue": float(expr.attrs["min_value"]),
-                                      "maxValue": float(expr.attrs["max_value"])},
-             expr.inputs)
+    ctx.emit(
+        expr,
+        "ReLU6",
+        "Relu6",
+        {"minValue": float(expr.attrs["min_value"]), "maxValue": float(expr.attrs["max_value"])},
+        expr.inputs,
+    )
 
 
 @decoder("PReLU")
@@ -267,8 +372,9 @@ def _encode_prelu(ctx, expr):
     if slope is None:
         ctx.fail(expr, "MNN's PReLU needs a constant slope")
     slope = np.asarray(slope, np.float32).reshape(-1)
-    ctx.emit(expr, "PReLU", "PRelu", {"slopeCount": int(slope.size), "slope": slope},
-             expr.inputs[:1])
+    ctx.emit(
+        expr, "PReLU", "PRelu", {"slopeCount": int(slope.size), "slope": slope}, expr.inputs[:1]
+    )
 
 
 @decoder("ELU")
@@ -285,6 +391,7 @@ def _decode_selu(ctx, op, inputs):
 
 
 # -- per-channel affine ops ------------------------------------------------------------------
+
 
 def _channel_shape(x):
     return [1, -1] + [1] * (x.ndim - 2)
@@ -309,8 +416,10 @@ def _decode_batch_norm(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1)
     p = ctx.param(op, "BatchNorm")
     x = inputs[0]
-    fields = {k: (np.zeros(0, np.float32) if p[k] is None else np.asarray(p[k], np.float32))
-              for k in ("slopeData", "meanData", "varData", "biasData")}
+    fields = {
+        k: (np.zeros(0, np.float32) if p[k] is None else np.asarray(p[k], np.float32))
+        for k in ("slopeData", "meanData", "varData", "biasData")
+    }
     n = x.shape[1] if x.ndim >= 2 else 0
     if any(v.size != n for v in fields.values()):
         ctx.fail(op, f"batch norm arrays must hold {n} values each")
@@ -339,6 +448,7 @@ def _decode_inner_product(ctx, op, inputs):
 
 
 # -- normalisation ---------------------------------------------------------------------------
+
 
 @decoder("LayerNorm")
 def _decode_layer_norm(ctx, op, inputs):
@@ -378,8 +488,12 @@ def _decode_layer_norm(ctx, op, inputs):
 # -- resizing --------------------------------------------------------------------------------
 
 # Interp.resizeType <-> (mode, nearest rounding); ctm <-> coordinate mode.
-_RESIZE_TYPES = {1: ("nearest", "floor"), 2: ("linear", "round_prefer_floor"),
-                 3: ("cubic", "round_prefer_floor"), 4: ("nearest", "round_prefer_floor")}
+_RESIZE_TYPES = {
+    1: ("nearest", "floor"),
+    2: ("linear", "round_prefer_floor"),
+    3: ("cubic", "round_prefer_floor"),
+    4: ("nearest", "round_prefer_floor"),
+}
 _CTM = {1: "align_corners", 2: "half_pixel", 3: "pytorch_half_pixel", 4: "asymmetric"}
 _CTM_CODES = {v: k for k, v in _CTM.items()}
 
@@ -415,11 +529,22 @@ def _decode_interp(ctx, op, inputs):
         ctx.fail(op, f"output size {list(out_hw)} must be positive")
     coord = _CTM.get(int(p["ctm"]))
     if coord is None:
-        coord = "align_corners" if p["alignCorners"] else (
-            "half_pixel" if p["halfPixelCenters"] else "asymmetric")
-    return _graph.apply("resize", [x], out_hw=out_hw, scales=scales, mode=kind[0],
-                        coord=coord, nearest_mode=kind[1],
-                        cubic_a=float(p["cubicCoeffA"]), exclude_outside=False)
+        coord = (
+            "align_corners"
+            if p["alignCorners"]
+            else ("half_pixel" if p["halfPixelCenters"] else "asymmetric")
+        )
+    return _graph.apply(
+        "resize",
+        [x],
+        out_hw=out_hw,
+        scales=scales,
+        mode=kind[0],
+        coord=coord,
+        nearest_mode=kind[1],
+        cubic_a=float(p["cubicCoeffA"]),
+        exclude_outside=False,
+    )
 
 
 @encoder("resize")
@@ -431,8 +556,11 @@ def _encode_resize(ctx, expr):
     if mode == "nearest":
         codes = {"floor": 1, "round_prefer_floor": 4}
         if nearest not in codes:
-            ctx.fail(expr, f"nearest rounding {nearest!r} has no MNN Interp equivalent "
-                           "(floor and round_prefer_floor do)")
+            ctx.fail(
+                expr,
+                f"nearest rounding {nearest!r} has no MNN Interp equivalent "
+                "(floor and round_prefer_floor do)",
+            )
         resize_type = codes[nearest]
     else:
         resize_type = {"linear": 2, "cubic": 3}[mode]
@@ -442,18 +570,29 @@ def _encode_resize(ctx, expr):
         size = ctx.const_tensor(np.float32([1, 1] + list(a["scales"])), expr, "scales")
     else:
         size = ctx.const_tensor(np.int32([n, c] + list(a["out_hw"])), expr, "size")
-    param = {"resizeType": resize_type, "ctm": _CTM_CODES[coord],
-             "alignCorners": coord == "align_corners",
-             "halfPixelCenters": coord == "half_pixel",
-             "cubicCoeffA": float(a["cubic_a"]),
-             "outputHeight": int(a["out_hw"][0]), "outputWidth": int(a["out_hw"][1])}
+    param = {
+        "resizeType": resize_type,
+        "ctm": _CTM_CODES[coord],
+        "alignCorners": coord == "align_corners",
+        "halfPixelCenters": coord == "half_pixel",
+        "cubicCoeffA": float(a["cubic_a"]),
+        "outputHeight": int(a["out_hw"][0]),
+        "outputWidth": int(a["out_hw"][1]),
+    }
     src = ctx.to_nc4hw4(expr.inputs[0])
-    out = ctx.emit(expr, "Interp", "Interp", param, [src, size],
-                   outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    out = ctx.emit(
+        expr,
+        "Interp",
+        "Interp",
+        param,
+        [src, size],
+        outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")],
+    )
     ctx.from_nc4hw4(expr, out[0])
 
 
 # -- transposed convolution ------------------------------------------------------------------
+
 
 @decoder("Deconvolution")
 def _decode_deconv(ctx, op, inputs):
@@ -478,8 +617,11 @@ def _decode_deconv(ctx, op, inputs):
             ctx.fail(op, f"outputCount {out_c} must be positive")
         weight, bias = quantize.conv_weights(ctx, op, p, out_c, cin * out_c * kh * kw)
         if weight.size != cin * (out_c // group) * kh * kw:
-            ctx.fail(op, f"{weight.size} weights do not fit {cin} inputs, {out_c} outputs, "
-                         f"group {group} and a {kh}x{kw} kernel")
+            ctx.fail(
+                op,
+                f"{weight.size} weights do not fit {cin} inputs, {out_c} outputs, "
+                f"group {group} and a {kh}x{kw} kernel",
+            )
         w = const(weight.reshape(cin, out_c // group, kh, kw))
         b = const(bias) if bias is not None else None
     mode = int(c["padMode"])
@@ -489,13 +631,22 @@ def _decode_deconv(ctx, op, inputs):
     if mode == 2:
         out_hw = (h * sy, wd * sx)
     else:
-        out_hw = ((h - 1) * sy - pads[0] - pads[2] + dy_ * (kh - 1) + 1 + out_pads[0],
-                  (wd - 1) * sx - pads[1] - pads[3] + dx * (kw - 1) + 1 + out_pads[-1])
+        out_hw = (
+            (h - 1) * sy - pads[0] - pads[2] + dy_ * (kh - 1) + 1 + out_pads[0],
+            (wd - 1) * sx - pads[1] - pads[3] + dx * (kw - 1) + 1 + out_pads[-1],
+        )
     if min(out_hw) < 1:
         ctx.fail(op, f"output size {list(out_hw)} must be positive")
-    y = _graph.apply("conv2d_backprop_input", [x, w], input_hw=tuple(out_hw),
-                     strides=(sy, sx), pads=pads, dilations=(dy_, dx), group=int(group),
-                     padding_mode=mode)[0]
+    y = _graph.apply(
+        "conv2d_backprop_input",
+        [x, w],
+        input_hw=tuple(out_hw),
+        strides=(sy, sx),
+        pads=pads,
+        dilations=(dy_, dx),
+        group=int(group),
+        padding_mode=mode,
+    )[0]
     if b is not None:
         y = ew.add(y, movement.reshape(b, [1, -1, 1, 1]))
     return [_activation(y, c)]
@@ -514,36 +665,68 @@ def _encode_deconv(ctx, expr):
     (sy, sx), (dy_, dx), pads = a["strides"], a["dilations"], tuple(a["pads"])
     mode = int(a["padding_mode"])
     if mode == 2:
-        ctx.fail(expr, "SAME padding of a transposed convolution is written with explicit pads "
-                       "only")
+        ctx.fail(
+            expr, "SAME padding of a transposed convolution is written with explicit pads only"
+        )
     oh, ow = a["input_hw"]
-    out_pads = (oh - ((h - 1) * sy - pads[0] - pads[2] + dy_ * (kh - 1) + 1),
-                ow - ((wd - 1) * sx - pads[1] - pads[3] + dx * (kw - 1) + 1))
+    out_pads = (
+        oh - ((h - 1) * sy - pads[0] - pads[2] + dy_ * (kh - 1) + 1),
+        ow - ((wd - 1) * sx - pads[1] - pads[3] + dx * (kw - 1) + 1),
+    )
     if min(out_pads) < 0:
-        ctx.fail(expr, f"output size {[oh, ow]} is smaller than the transposed convolution "
-                       "gives")
+        ctx.fail(expr, f"output size {[oh, ow]} is smaller than the transposed convolution gives")
     cin_g = cin // group
-    common = {"kernelY": kh, "kernelX": kw, "strideY": sy, "strideX": sx, "dilateY": dy_,
-              "dilateX": dx, "padMode": 0, "group": 1, "outputCount": cout_g,
-              "inputCount": cin_g, "padY": pads[0], "padX": pads[1],
-              "pads": np.asarray(pads, np.int32), "outPads": np.asarray(out_pads, np.int32)}
+    common = {
+        "kernelY": kh,
+        "kernelX": kw,
+        "strideY": sy,
+        "strideX": sx,
+        "dilateY": dy_,
+        "dilateX": dx,
+        "padMode": 0,
+        "group": 1,
+        "outputCount": cout_g,
+        "inputCount": cin_g,
+        "padY": pads[0],
+        "padX": pads[1],
+        "pads": np.asarray(pads, np.int32),
+        "outPads": np.asarray(out_pads, np.int32),
+    }
     base = expr.outputs[0].name
     if group == 1:
         parts = [ctx.tensor(x)]
     else:
         # Like MNN's converter: one Deconvolution per group between a Slice and a Concat.
         parts = [ctx.new_tensor(f"{base}__in{g}") for g in range(group)]
-        ctx.emit(expr, "Slice", "Slice",
-                 {"axis": 1, "slicePoints": np.arange(1, group, dtype=np.int32) * cin_g,
-                  "sourceType": 0}, [x], outputs=parts)
+        ctx.emit(
+            expr,
+            "Slice",
+            "Slice",
+            {
+                "axis": 1,
+                "slicePoints": np.arange(1, group, dtype=np.int32) * cin_g,
+                "sourceType": 0,
+            },
+            [x],
+            outputs=parts,
+        )
     outs = []
     for g, part in enumerate(parts):
         param = {"common": dict(common)}
-        param.update(quantize.encode_conv_weights(
-            ctx, w_value[g * cin_g:(g + 1) * cin_g], np.zeros(cout_g, np.float32)))
+        param.update(
+            quantize.encode_conv_weights(
+                ctx, w_value[g * cin_g : (g + 1) * cin_g], np.zeros(cout_g, np.float32)
+            )
+        )
         c4 = ctx.convert_index(part, 0, 2, f"{base}__in{g}_c4")
-        out = ctx.emit(expr, "Deconvolution", "Convolution2D", param, [c4],
-                       outputs=[ctx.new_tensor(f"{base}__g{g}_c4")])[0]
+        out = ctx.emit(
+            expr,
+            "Deconvolution",
+            "Convolution2D",
+            param,
+            [c4],
+            outputs=[ctx.new_tensor(f"{base}__g{g}_c4")],
+        )[0]
         outs.append(out)
     if group == 1:
         ctx.from_nc4hw4(expr, outs[0])
@@ -562,5 +745,6 @@ def _decode_lrn(ctx, op, inputs):
         ctx.fail(op, f"window size {p['localSize']} must be positive")
     from ..express.ops.nn_norm import lrn
 
-    return [lrn(inputs[0], int(p["localSize"]), float(p["alpha"]), float(p["beta"]),
-                float(p["bias"]))]
+    return [
+        lrn(inputs[0], int(p["localSize"]), float(p["alpha"]), float(p["beta"]), float(p["bias"]))
+    ]

@@ -5,6 +5,7 @@ BroadcastTo, Fill, Range, Shape, Rank, Size, SliceTf.
 Tensors keep their logical layout: NC4HW4 is NCHW with another label, so ConvertTensor
 between NCHW and NC4HW4 is the identity, and only NHWC <-> NCHW moves data.
 """
+
 import numpy as np
 
 from ..express import graph as _graph
@@ -26,6 +27,7 @@ def _format_code(var):
 
 # -- sources ---------------------------------------------------------------------------------
 
+
 @decoder("Input")
 def _decode_input(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 0)
@@ -46,14 +48,23 @@ def _encode_input(ctx, expr):
     dims = expr.attrs.get("declared_shape", meta.shape)
     # MNN keeps booleans as int32 (see mapping.array_to_blob).
     dtype = np.dtype(np.int32) if meta.dtype == np.bool_ else meta.dtype
-    ctx.emit(expr, "Input", "Input",
-             {"dims": np.asarray(dims, np.int32), "dtype": datatype_of(dtype),
-              "dformat": _FORMAT_CODES.get(expr.data_format, 0)}, [])
+    ctx.emit(
+        expr,
+        "Input",
+        "Input",
+        {
+            "dims": np.asarray(dims, np.int32),
+            "dtype": datatype_of(dtype),
+            "dformat": _FORMAT_CODES.get(expr.data_format, 0),
+        },
+        [],
+    )
 
 
 def _blob_reader(ctx, op):
     def read(offset, size, where):
         return ctx.weights(op).read(offset, size, where)
+
     return read
 
 
@@ -61,8 +72,7 @@ def _blob_reader(ctx, op):
 def _decode_const(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 0)
     blob = ctx.param(op, "Blob")
-    value = blob_to_array(blob, f"{ctx.source}: op {op.get('name')!r}",
-                          _blob_reader(ctx, op))
+    value = blob_to_array(blob, f"{ctx.source}: op {op.get('name')!r}", _blob_reader(ctx, op))
     var = const(value, dtype=value.dtype)
     var.expr.data_format = _FORMATS.get(blob["dataFormat"], NCHW)
     if op["_type_name"] == "TrainableParam":
@@ -79,6 +89,7 @@ def _encode_const(ctx, expr):
 
 
 # -- layout ----------------------------------------------------------------------------------
+
 
 @decoder("ConvertTensor")
 def _decode_convert(ctx, op, inputs):
@@ -103,6 +114,7 @@ def _decode_identity(ctx, op, inputs):
 
 # -- reshaping -------------------------------------------------------------------------------
 
+
 @decoder("Reshape")
 def _decode_reshape(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1, 2)
@@ -122,8 +134,9 @@ def _encode_reshape(ctx, expr):
         shape = expr.metas[0].shape
     else:
         shape = expr.attrs["shape"]
-    ctx.emit(expr, "Reshape", "Reshape",
-             {"dims": np.asarray(shape, np.int32), "dimType": 0}, expr.inputs)
+    ctx.emit(
+        expr, "Reshape", "Reshape", {"dims": np.asarray(shape, np.int32), "dimType": 0}, expr.inputs
+    )
 
 
 @decoder("Flatten")
@@ -137,12 +150,17 @@ def _decode_flatten(ctx, op, inputs):
     end = end + nd if end < 0 else end
     if not 0 <= axis <= nd or not 0 <= end <= nd:
         ctx.fail(op, f"axes {p['axis']}, {p['endAxis']} out of range for rank {nd}")
-    if end == 0:   # ONNX Flatten: two dims split at axis
-        new = [int(np.prod(shape[:axis], dtype=np.int64)),
-               int(np.prod(shape[axis:], dtype=np.int64))]
+    if end == 0:  # ONNX Flatten: two dims split at axis
+        new = [
+            int(np.prod(shape[:axis], dtype=np.int64)),
+            int(np.prod(shape[axis:], dtype=np.int64)),
+        ]
     else:
-        new = list(shape[:axis]) + [int(np.prod(shape[axis:end + 1], dtype=np.int64))] \
-            + list(shape[end + 1:])
+        new = (
+            list(shape[:axis])
+            + [int(np.prod(shape[axis : end + 1], dtype=np.int64))]
+            + list(shape[end + 1 :])
+        )
     return [movement.reshape(x, new)]
 
 
@@ -162,8 +180,9 @@ def _decode_transpose(ctx, op, inputs):
 
 @encoder("transpose")
 def _encode_transpose(ctx, expr):
-    ctx.emit(expr, "Permute", "Permute",
-             {"dims": np.asarray(expr.attrs["perm"], np.int32)}, expr.inputs)
+    ctx.emit(
+        expr, "Permute", "Permute", {"dims": np.asarray(expr.attrs["perm"], np.int32)}, expr.inputs
+    )
 
 
 def _axes_param(ctx, op, inputs, field="squeezeDims"):
@@ -189,8 +208,9 @@ def _encode_squeeze(ctx, expr):
     in_shape = expr.inputs[0].shape
     axes = expr.attrs.get("axes") or [i for i, d in enumerate(in_shape) if d == 1]
     axes = [a + len(in_shape) if a < 0 else a for a in axes]
-    ctx.emit(expr, "Squeeze", "SqueezeParam",
-             {"squeezeDims": np.asarray(axes, np.int32)}, expr.inputs)
+    ctx.emit(
+        expr, "Squeeze", "SqueezeParam", {"squeezeDims": np.asarray(axes, np.int32)}, expr.inputs
+    )
 
 
 @decoder("Unsqueeze", "ExpandDims")
@@ -204,8 +224,13 @@ def _decode_unsqueeze(ctx, op, inputs):
 
 @encoder("unsqueeze")
 def _encode_unsqueeze(ctx, expr):
-    ctx.emit(expr, "Unsqueeze", "SqueezeParam",
-             {"squeezeDims": np.asarray(expr.attrs["axes"], np.int32)}, expr.inputs)
+    ctx.emit(
+        expr,
+        "Unsqueeze",
+        "SqueezeParam",
+        {"squeezeDims": np.asarray(expr.attrs["axes"], np.int32)},
+        expr.inputs,
+    )
 
 
 @decoder("Concat")
@@ -231,7 +256,7 @@ def _decode_slice(ctx, op, inputs):
         ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
     dim = x.shape[axis]
     n_out = len(op.get("outputIndexes") if op.get("outputIndexes") is not None else [])
-    if len(inputs) == 2:    # ONNX/torch Split with a sizes input
+    if len(inputs) == 2:  # ONNX/torch Split with a sizes input
         sizes = [int(v) for v in np.ravel(ctx.need_static(op, inputs[1], "the split sizes"))]
         if len(sizes) == 1 and n_out > 1:
             sizes = sizes * n_out
@@ -239,9 +264,9 @@ def _decode_slice(ctx, op, inputs):
     else:
         points = [] if p["slicePoints"] is None else [int(v) for v in p["slicePoints"]]
     if len(inputs) == 2 or p["sourceType"] == 1 or (len(points) == n_out and n_out > 1):
-        sizes = points                      # TensorFlow / ONNX style: sizes of each part
+        sizes = points  # TensorFlow / ONNX style: sizes of each part
     elif points:
-        bounds = [0] + points + [dim]       # Caffe style: cut positions
+        bounds = [0] + points + [dim]  # Caffe style: cut positions
         sizes = [int(v) for v in np.diff(bounds)]
     else:
         if n_out < 1 or dim % n_out:
@@ -259,9 +284,17 @@ def _decode_slice(ctx, op, inputs):
 def _encode_split(ctx, expr):
     sizes = [int(s) for s in expr.attrs["sizes"]]
     points = list(np.cumsum(sizes)[:-1])
-    ctx.emit(expr, "Slice", "Slice",
-             {"axis": int(expr.attrs["axis"]), "slicePoints": np.asarray(points, np.int32),
-              "sourceType": 0}, expr.inputs)
+    ctx.emit(
+        expr,
+        "Slice",
+        "Slice",
+        {
+            "axis": int(expr.attrs["axis"]),
+            "slicePoints": np.asarray(points, np.int32),
+            "sourceType": 0,
+        },
+        expr.inputs,
+    )
 
 
 @decoder("Pack")
@@ -330,11 +363,11 @@ def _decode_range(ctx, op, inputs):
 
 @encoder("range")
 def _encode_range(ctx, expr):
-    ctx.emit(expr, "Range", "Range", {"Tidx": datatype_of(expr.metas[0].dtype)},
-             expr.inputs)
+    ctx.emit(expr, "Range", "Range", {"Tidx": datatype_of(expr.metas[0].dtype)}, expr.inputs)
 
 
 # -- shape queries: constants whenever the input's shape is known when loading ----------------
+
 
 def _static_shape(ctx, op, x):
     meta = x.expr.metas[x.index]
@@ -351,8 +384,7 @@ def _decode_shape(ctx, op, inputs):
     shape = _static_shape(ctx, op, inputs[0])
     if shape is None:
         return _graph.apply("shape", [inputs[0]])
-    if inputs[0].data_format == NHWC and op.get("defaultDimentionFormat") == 0 \
-            and len(shape) == 4:
+    if inputs[0].data_format == NHWC and op.get("defaultDimentionFormat") == 0 and len(shape) == 4:
         shape = [shape[0], shape[3], shape[1], shape[2]]
     return [const(np.asarray(shape, np.int32))]
 
@@ -382,12 +414,11 @@ def _decode_slice_tf(ctx, op, inputs):
     begin = [int(v) for v in np.ravel(ctx.need_static(op, inputs[1], "the begin"))]
     size = [int(v) for v in np.ravel(ctx.need_static(op, inputs[2], "the size"))]
     if len(begin) != x.ndim or len(size) != x.ndim:
-        ctx.fail(op, f"begin {begin} and size {size} need one entry per dimension of "
-                     f"{x.shape}")
+        ctx.fail(op, f"begin {begin} and size {size} need one entry per dimension of {x.shape}")
     value = ctx.static(x)
     index = []
     for b, s, d in zip(begin, size, x.shape):
-        if b < 0:   # MNN counts a negative begin from the end
+        if b < 0:  # MNN counts a negative begin from the end
             b += d
         if not 0 <= b <= d:
             ctx.fail(op, f"begin {begin} out of range for shape {x.shape}")

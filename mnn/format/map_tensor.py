@@ -10,6 +10,7 @@ MNN facts used here: GatherV2 takes ``[params, indices, axis]``; StridedSlice ta
 OneHot takes ``[indices, depth, on, off]``; Where returns the ``[n, rank]`` int32
 coordinates of non-zero elements.
 """
+
 import numpy as np
 
 from ..express import graph as _graph
@@ -29,6 +30,7 @@ def _static_ints(ctx, op, var, what):
 
 
 # -- gather ----------------------------------------------------------------------------------
+
 
 @decoder("GatherV2", "Gather")
 def _decode_gather(ctx, op, inputs):
@@ -55,9 +57,13 @@ def _decode_gather(ctx, op, inputs):
 @encoder("gather")
 def _encode_gather(ctx, expr):
     axis = ctx.const_tensor(np.int32(expr.attrs["axis"]), expr, "axis")
-    ctx.emit(expr, "GatherV2", "GatherV2", {"Tindices": 3, "Tparams":
-                                            datatype_of(expr.inputs[0].dtype)},
-             [expr.inputs[0], expr.inputs[1], axis])
+    ctx.emit(
+        expr,
+        "GatherV2",
+        "GatherV2",
+        {"Tindices": 3, "Tparams": datatype_of(expr.inputs[0].dtype)},
+        [expr.inputs[0], expr.inputs[1], axis],
+    )
 
 
 @decoder("GatherND")
@@ -81,14 +87,18 @@ _FILE_MASKS = ("beginMask", "endMask", "ellipsisMask", "newAxisMask", "shrinkAxi
 def _decode_strided_slice(ctx, op, inputs):
     p = ctx.param(op, "StridedSliceParam") if op.get("main") is not None else {}
     x = inputs[0] if inputs else None
-    if p.get("fromType", 0) == 1:   # ONNX Slice: x, starts, ends[, axes[, steps]]
+    if p.get("fromType", 0) == 1:  # ONNX Slice: x, starts, ends[, axes[, steps]]
         ctx.n_inputs(op, inputs, 3, 5)
         starts = _static_ints(ctx, op, inputs[1], "the starts")
         ends = _static_ints(ctx, op, inputs[2], "the ends")
-        axes = _static_ints(ctx, op, inputs[3], "the axes") if len(inputs) > 3 \
+        axes = (
+            _static_ints(ctx, op, inputs[3], "the axes")
+            if len(inputs) > 3
             else list(range(len(starts)))
-        steps = _static_ints(ctx, op, inputs[4], "the steps") if len(inputs) > 4 \
-            else [1] * len(starts)
+        )
+        steps = (
+            _static_ints(ctx, op, inputs[4], "the steps") if len(inputs) > 4 else [1] * len(starts)
+        )
         if not len(starts) == len(ends) == len(axes) == len(steps):
             ctx.fail(op, "starts, ends, axes and steps differ in length")
         key = [slice(None)] * x.ndim
@@ -99,9 +109,11 @@ def _decode_strided_slice(ctx, op, inputs):
             key[a] = slice(max(min(s, big), -big), max(min(e, big), -big - 1), st)
         return [x[tuple(key)]]
     ctx.n_inputs(op, inputs, 4)
-    attrs = {"begin": tuple(_static_ints(ctx, op, inputs[1], "begin")),
-                 "end": tuple(_static_ints(ctx, op, inputs[2], "end")),
-                 "strides": tuple(_static_ints(ctx, op, inputs[3], "strides"))}
+    attrs = {
+        "begin": tuple(_static_ints(ctx, op, inputs[1], "begin")),
+        "end": tuple(_static_ints(ctx, op, inputs[2], "end")),
+        "strides": tuple(_static_ints(ctx, op, inputs[3], "strides")),
+    }
     for ours, theirs in zip(_MASKS, _FILE_MASKS):
         attrs[ours] = int(p.get(theirs, 0))
     return _graph.apply("strided_slice", [x], **attrs)
@@ -119,6 +131,7 @@ def _encode_strided_slice(ctx, expr):
 
 # -- padding and tiling ----------------------------------------------------------------------
 
+
 @decoder("Padding")
 def _decode_pad(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2, 3)
@@ -129,14 +142,16 @@ def _decode_pad(ctx, op, inputs):
     mode = int(ctx.param(op, "PadParam")["mode"]) if op.get("main") is not None else 0
     if mode not in (0, 1, 2):
         ctx.fail(op, f"padding mode {mode} is not supported")
-    y = _graph.apply("pad", [x], pads=tuple(zip(pads[0::2], pads[1::2])), mode=mode,
-                     value=0)[0]
+    y = _graph.apply("pad", [x], pads=tuple(zip(pads[0::2], pads[1::2])), mode=mode, value=0)[0]
     if len(inputs) == 3 and mode == 0:
         value = ctx.need_static(op, inputs[2], "the pad value")
         if np.ravel(value).size and float(np.ravel(value)[0]) != 0.0:
             fill = np.asarray(np.ravel(value)[0], x.dtype)
-            mask = np.pad(np.zeros(x.shape, np.bool_), tuple(zip(pads[0::2], pads[1::2])),
-                          constant_values=True)
+            mask = np.pad(
+                np.zeros(x.shape, np.bool_),
+                tuple(zip(pads[0::2], pads[1::2])),
+                constant_values=True,
+            )
             from ..express.ops.selection import select
             from ..express.var import const
 
@@ -169,6 +184,7 @@ def _encode_tile(ctx, expr):
 
 
 # -- arg reductions and scans ----------------------------------------------------------------
+
 
 @decoder("ArgMax", "ArgMin")
 def _decode_arg(ctx, op, inputs):
@@ -206,17 +222,26 @@ def _decode_cumsum(ctx, op, inputs):
     x = inputs[0]
     if not -x.ndim <= axis < x.ndim:
         ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
-    return _graph.apply("cumsum", [x], axis=axis % x.ndim, exclusive=bool(p["exclusive"]),
-                        reverse=bool(p["reverse"]))
+    return _graph.apply(
+        "cumsum",
+        [x],
+        axis=axis % x.ndim,
+        exclusive=bool(p["exclusive"]),
+        reverse=bool(p["reverse"]),
+    )
 
 
 @encoder("cumsum")
 def _encode_cumsum(ctx, expr):
     a = expr.attrs
     axis = ctx.const_tensor(np.int32(a["axis"]), expr, "axis")
-    ctx.emit(expr, "CumSum", "CumSum", {"exclusive": bool(a["exclusive"]),
-                                        "reverse": bool(a["reverse"])},
-             [expr.inputs[0], axis])
+    ctx.emit(
+        expr,
+        "CumSum",
+        "CumSum",
+        {"exclusive": bool(a["exclusive"]), "reverse": bool(a["reverse"])},
+        [expr.inputs[0], axis],
+    )
 
 
 @decoder("OneHot")
@@ -231,20 +256,33 @@ def _decode_one_hot(ctx, op, inputs):
     idx = inputs[0]
     if idx.dtype != np.int32:
         idx = ew.cast(idx, np.int32)
-    return _graph.apply("one_hot", [idx], depth=depth, on_value=on, off_value=off,
-                        axis=int(p["axis"]), dtype=inputs[2].dtype)
+    return _graph.apply(
+        "one_hot",
+        [idx],
+        depth=depth,
+        on_value=on,
+        off_value=off,
+        axis=int(p["axis"]),
+        dtype=inputs[2].dtype,
+    )
 
 
 @encoder("one_hot")
 def _encode_one_hot(ctx, expr):
     a = expr.attrs
     dtype = np.dtype(a["dtype"])
-    extra = [ctx.const_tensor(np.int32(a["depth"]), expr, "depth"),
-             ctx.const_tensor(np.asarray(a["on_value"], dtype), expr, "on"),
-             ctx.const_tensor(np.asarray(a["off_value"], dtype), expr, "off")]
-    ctx.emit(expr, "OneHot", "OneHotParam", {"axis": int(a["axis"]),
-                                             "dType": datatype_of(dtype)},
-             [expr.inputs[0]] + extra)
+    extra = [
+        ctx.const_tensor(np.int32(a["depth"]), expr, "depth"),
+        ctx.const_tensor(np.asarray(a["on_value"], dtype), expr, "on"),
+        ctx.const_tensor(np.asarray(a["off_value"], dtype), expr, "off"),
+    ]
+    ctx.emit(
+        expr,
+        "OneHot",
+        "OneHotParam",
+        {"axis": int(a["axis"]), "dType": datatype_of(dtype)},
+        [expr.inputs[0]] + extra,
+    )
 
 
 @decoder("Where")
@@ -267,6 +305,7 @@ def _encode_where(ctx, expr):
 
 # -- activations the converter emits ---------------------------------------------------------
 
+
 @encoder("elu")
 def _encode_elu(ctx, expr):
     ctx.emit(expr, "ELU", "ELU", {"alpha": float(expr.attrs["alpha"])}, expr.inputs)
@@ -274,16 +313,20 @@ def _encode_elu(ctx, expr):
 
 @encoder("selu")
 def _encode_selu(ctx, expr):
-    ctx.emit(expr, "Selu", "Selu", {"scale": float(expr.attrs["scale"]),
-                                    "alpha": float(expr.attrs["alpha"])}, expr.inputs)
+    ctx.emit(
+        expr,
+        "Selu",
+        "Selu",
+        {"scale": float(expr.attrs["scale"]), "alpha": float(expr.attrs["alpha"])},
+        expr.inputs,
+    )
 
 
 @encoder("log_softmax")
 def _encode_log_softmax(ctx, expr):
     # MNN has no LogSoftmax: Softmax then Log (what its converter writes, up to rounding).
     tmp = ctx.new_tensor(expr.outputs[0].name + "__softmax")
-    ctx.emit(expr, "Softmax", "Axis", {"axis": int(expr.attrs["axis"])}, expr.inputs,
-             outputs=[tmp])
+    ctx.emit(expr, "Softmax", "Axis", {"axis": int(expr.attrs["axis"])}, expr.inputs, outputs=[tmp])
     ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": 8, "T": 1}, [tmp])
 
 
@@ -298,8 +341,7 @@ def _encode_softplus(ctx, expr):
     chain = ctx.tensor(x)
     for code, suffix in ((0, "abs"), (1, "neg"), (7, "exp"), (16, "log1p")):
         nxt = ctx.new_tensor(f"{base}__{suffix}")
-        ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": code, "T": 1}, [chain],
-                 outputs=[nxt])
+        ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": code, "T": 1}, [chain], outputs=[nxt])
         chain = nxt
     ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [pos, chain])
 
@@ -315,12 +357,13 @@ def _decode_topk(ctx, op, inputs):
         axis = int(np.ravel(ctx.need_static(op, inputs[2], "the axis"))[0]) % x.ndim
     if not 0 <= k <= x.shape[axis]:
         ctx.fail(op, f"k = {k} outside 0..{x.shape[axis]}")
-    order = _graph.apply("sort", [x], axis=axis, arg=True,
-                         descend=bool(p.get("largest", True)))[0]
-    idx = movement.split(order, [k, x.shape[axis] - k], axis)[0] if k < x.shape[axis] \
-        else order
-    values = _graph.apply("gather_along_axis", [x, idx], axis=axis)[0] \
-        if "gather_along_axis" in _ops() else None
+    order = _graph.apply("sort", [x], axis=axis, arg=True, descend=bool(p.get("largest", True)))[0]
+    idx = movement.split(order, [k, x.shape[axis] - k], axis)[0] if k < x.shape[axis] else order
+    values = (
+        _graph.apply("gather_along_axis", [x, idx], axis=axis)[0]
+        if "gather_along_axis" in _ops()
+        else None
+    )
     if values is None:
         ctx.fail(op, "top-k needs the gather_along_axis op")
     return [values, idx]
@@ -334,15 +377,17 @@ def _ops():
 
 # -- spatial rearrangements ------------------------------------------------------------------
 
+
 @decoder("DepthToSpace", "SpaceToDepth")
 def _decode_depth_space(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1)
     p = ctx.param(op, "DepthSpaceParam")
     x = inputs[0]
     if x.ndim != 4 or int(p["blockSize"]) < 1:
-        ctx.fail(op, f"needs a 4-d input and a positive block size, got {x.shape}, "
-                     f"{p['blockSize']}")
-    if op["_type_name"] == "DepthToSpace" and int(p["mode"]) == 1:   # CRD
+        ctx.fail(
+            op, f"needs a 4-d input and a positive block size, got {x.shape}, {p['blockSize']}"
+        )
+    if op["_type_name"] == "DepthToSpace" and int(p["mode"]) == 1:  # CRD
         b = int(p["blockSize"])
         n, c, h, w = x.shape
         if c % (b * b):
@@ -359,11 +404,13 @@ def _encode_depth_space(ctx, expr):
     if expr.attrs["channels_last"]:
         ctx.fail(expr, "only NCHW depth/space rearrangement maps to MNN's ops")
     type_name = "DepthToSpace" if expr.op.name == "depth_to_space" else "SpaceToDepth"
-    ctx.emit(expr, type_name, "DepthSpaceParam", {"blockSize": int(expr.attrs["block"])},
-             expr.inputs)
+    ctx.emit(
+        expr, type_name, "DepthSpaceParam", {"blockSize": int(expr.attrs["block"])}, expr.inputs
+    )
 
 
 # -- ops with run-time shape parameters (the ONNX converter's) --------------------------------
+
 
 @encoder("onnx_reshape")
 def _encode_onnx_reshape(ctx, expr):
@@ -394,21 +441,30 @@ def _encode_onnx_tile(ctx, expr):
 
 @encoder("onnx_constant_of_shape")
 def _encode_constant_of_shape(ctx, expr):
-    value = ctx.const_tensor(np.asarray(expr.attrs["value"], expr.attrs["dtype"]), expr,
-                             "value")
+    value = ctx.const_tensor(np.asarray(expr.attrs["value"], expr.attrs["dtype"]), expr, "value")
     ctx.emit(expr, "Fill", "Fill", {}, [expr.inputs[0], value])
 
 
 @encoder("onnx_trunc_div")
 def _encode_trunc_div(ctx, expr):
-    ctx.emit(expr, "BinaryOp", "BinaryOp",
-             {"opType": 3, "T": datatype_of(expr.inputs[0].dtype)}, expr.inputs)
+    ctx.emit(
+        expr,
+        "BinaryOp",
+        "BinaryOp",
+        {"opType": 3, "T": datatype_of(expr.inputs[0].dtype)},
+        expr.inputs,
+    )
 
 
 @encoder("onnx_fmod")
 def _encode_fmod(ctx, expr):
-    ctx.emit(expr, "BinaryOp", "BinaryOp",
-             {"opType": 19, "T": datatype_of(expr.inputs[0].dtype)}, expr.inputs)
+    ctx.emit(
+        expr,
+        "BinaryOp",
+        "BinaryOp",
+        {"opType": 19, "T": datatype_of(expr.inputs[0].dtype)},
+        expr.inputs,
+    )
 
 
 @encoder("shape", "rank", "size")
@@ -418,6 +474,7 @@ def _encode_shape_query(ctx, expr):
 
 
 # -- more ops the converter and the express surface emit --------------------------------------
+
 
 def _chain(ctx, expr, steps):
     """Emit a chain of one-input-from-before ops; the last binds the Expr's output.
@@ -430,8 +487,7 @@ def _chain(ctx, expr, steps):
     for k, (type_name, main_type, main, extra) in enumerate(steps):
         last = k == len(steps) - 1
         outputs = None if last else [ctx.new_tensor(f"{base}__{k}")]
-        out = ctx.emit(expr, type_name, main_type, main, [prev] + list(extra),
-                       outputs=outputs)
+        out = ctx.emit(expr, type_name, main_type, main, [prev] + list(extra), outputs=outputs)
         prev = out[0]
 
 
@@ -452,9 +508,15 @@ def _encode_hardsigmoid(ctx, expr):
     dtype = expr.inputs[0].dtype
     alpha = ctx.const_tensor(np.asarray(expr.attrs["alpha"], dtype), expr, "alpha")
     beta = ctx.const_tensor(np.asarray(expr.attrs["beta"], dtype), expr, "beta")
-    _chain(ctx, expr, [("BinaryOp", "BinaryOp", {"opType": 2, "T": 1}, [alpha]),
-                       ("BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [beta]),
-                       ("ReLU6", "Relu6", {"minValue": 0.0, "maxValue": 1.0}, [])])
+    _chain(
+        ctx,
+        expr,
+        [
+            ("BinaryOp", "BinaryOp", {"opType": 2, "T": 1}, [alpha]),
+            ("BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [beta]),
+            ("ReLU6", "Relu6", {"minValue": 0.0, "maxValue": 1.0}, []),
+        ],
+    )
 
 
 @encoder("softsign")
@@ -465,8 +527,7 @@ def _encode_softsign(ctx, expr):
     absolute = ctx.new_tensor(base + "__abs")
     ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": 0, "T": 1}, [x], outputs=[absolute])
     denom = ctx.new_tensor(base + "__den")
-    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [absolute, one],
-             outputs=[denom])
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [absolute, one], outputs=[denom])
     ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 7, "T": 1}, [x, denom])
 
 
@@ -486,8 +547,9 @@ def _encode_reverse(ctx, expr):
     if not axes:
         ctx.emit(expr, "Identity", None, None, expr.inputs)
         return
-    steps = [("Reverse", None, None, [ctx.const_tensor(np.int32([a]), expr, f"axis{a}")])
-             for a in axes]
+    steps = [
+        ("Reverse", None, None, [ctx.const_tensor(np.int32([a]), expr, f"axis{a}")]) for a in axes
+    ]
     _chain(ctx, expr, steps)
 
 
@@ -540,9 +602,17 @@ def _encode_onnx_slice(ctx, expr):
 
 # ONNX reduction modes as (unary op before, MNN ReductionType, unary op after); MNN's CPU
 # backend computes neither ASUM nor SUMSQ, so those go through ABS/SQUARE and a SUM.
-_ONNX_REDUCE = {"sum": (None, 0, None), "mean": (None, 3, None), "max": (None, 4, None),
-                "min": (None, 5, None), "prod": (None, 6, None), "l1": (0, 0, None),
-                "sum_square": (4, 0, None), "l2": (4, 0, 5), "log_sum": (None, 0, 8)}
+_ONNX_REDUCE = {
+    "sum": (None, 0, None),
+    "mean": (None, 3, None),
+    "max": (None, 4, None),
+    "min": (None, 5, None),
+    "prod": (None, 6, None),
+    "l1": (0, 0, None),
+    "sum_square": (4, 0, None),
+    "l2": (4, 0, 5),
+    "log_sum": (None, 0, 8),
+}
 
 
 @encoder("onnx_reduce")
@@ -555,8 +625,7 @@ def _encode_onnx_reduce(ctx, expr):
         ctx.fail(expr, f"reduction mode {a['mode']!r} has no MNN Reduction equivalent")
     before, code, after = plan
     x, axes = expr.inputs
-    param = {"operation": code, "keepDims": bool(a["keepdims"]),
-             "dType": datatype_of(x.dtype)}
+    param = {"operation": code, "keepDims": bool(a["keepdims"]), "dType": datatype_of(x.dtype)}
     steps = []
     if before is not None:
         steps.append(("UnaryOp", "UnaryOp", {"opType": before, "T": 1}, []))
@@ -570,8 +639,7 @@ def _encode_onnx_reduce(ctx, expr):
 def _decode_gather_elements(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2, 3)
     x, idx = inputs[0], inputs[1]
-    axis = int(np.ravel(ctx.need_static(op, inputs[2], "the axis"))[0]) \
-        if len(inputs) == 3 else 0
+    axis = int(np.ravel(ctx.need_static(op, inputs[2], "the axis"))[0]) if len(inputs) == 3 else 0
     if not -x.ndim <= axis < x.ndim:
         ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
     if idx.dtype != np.int32:

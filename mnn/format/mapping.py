@@ -12,6 +12,7 @@ Two tables, filled by the per-family modules (``map_math``, ``map_shape``, ``map
 Data types: MNN's ``DataType`` numbers map to numpy dtypes here (:func:`dtype_of`,
 :func:`datatype_of`).
 """
+
 import numpy as np
 
 from .errors import ModelFileError
@@ -34,30 +35,44 @@ ENCODERS = {}
 
 def decoder(*type_names):
     """Register a decoder for the MNN op types ``type_names``."""
+
     def register(fn):
         for name in type_names:
             if name in DECODERS:
                 raise RuntimeError(f"mnn.format: decoder for {name} registered twice")
             DECODERS[name] = fn
         return fn
+
     return register
 
 
 def encoder(*op_names):
     """Register an encoder for the express ops ``op_names``."""
+
     def register(fn):
         for name in op_names:
             if name in ENCODERS:
                 raise RuntimeError(f"mnn.format: encoder for {name} registered twice")
             ENCODERS[name] = fn
         return fn
+
     return register
 
 
 # DataType number <-> numpy dtype. MNN keeps booleans as int32 at run time; files mark
 # them DT_BOOL.
-_DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 4: np.uint8, 5: np.int16, 6: np.int8,
-           9: np.int64, 10: np.bool_, 17: np.uint16, 19: np.float16}
+_DTYPES = {
+    1: np.float32,
+    2: np.float64,
+    3: np.int32,
+    4: np.uint8,
+    5: np.int16,
+    6: np.int8,
+    9: np.int64,
+    10: np.bool_,
+    17: np.uint16,
+    19: np.float16,
+}
 _DATATYPES = {np.dtype(v): k for k, v in _DTYPES.items()}
 
 
@@ -66,8 +81,10 @@ def dtype_of(datatype, where="DataType"):
     try:
         return np.dtype(_DTYPES[int(datatype)])
     except KeyError:
-        raise ModelFileError(f"mnn: {where}: data type {datatype} is not supported "
-                             "(float, double, int8/16/32/64, uint8/16, bool, half)") from None
+        raise ModelFileError(
+            f"mnn: {where}: data type {datatype} is not supported "
+            "(float, double, int8/16/32/64, uint8/16, bool, half)"
+        ) from None
 
 
 def datatype_of(dtype, where="dtype"):
@@ -75,8 +92,9 @@ def datatype_of(dtype, where="dtype"):
     try:
         return _DATATYPES[np.dtype(dtype)]
     except KeyError:
-        raise ModelFileError(f"mnn: {where}: {np.dtype(dtype)} cannot be stored in a .mnn "
-                             "file") from None
+        raise ModelFileError(
+            f"mnn: {where}: {np.dtype(dtype)} cannot be stored in a .mnn file"
+        ) from None
 
 
 def blob_to_array(blob, where, external=None):
@@ -98,8 +116,9 @@ def blob_to_array(blob, where, external=None):
     if stored is None and blob.get("external") is not None and external is not None:
         ext = blob["external"]
         if len(ext) < 2:
-            raise ModelFileError(f"mnn: {where}: external data needs [offset, size], got "
-                                 f"{list(ext)}")
+            raise ModelFileError(
+                f"mnn: {where}: external data needs [offset, size], got {list(ext)}"
+            )
         raw = external(int(ext[0]), int(ext[1]), where)
         store_dtype = np.dtype(np.float32) if dtype == np.float64 else dtype
         if dtype == np.bool_:
@@ -113,8 +132,10 @@ def blob_to_array(blob, where, external=None):
         if stored.size == 1 and not dims:
             count = 1
         else:
-            raise ModelFileError(f"mnn: {where}: constant of shape {dims} needs {count} "
-                                 f"values, the file holds {stored.size}")
+            raise ModelFileError(
+                f"mnn: {where}: constant of shape {dims} needs {count} "
+                f"values, the file holds {stored.size}"
+            )
     if dtype == np.float16 and stored.dtype != np.float16:
         # Half constants are stored as their raw 16-bit patterns in the byte vectors.
         stored = np.ascontiguousarray(stored).view(np.uint8).view("<f2")[:count]
@@ -134,8 +155,11 @@ def array_to_blob(array, data_format=0):
         arr = arr.astype(np.float32)
     if arr.dtype == np.bool_:
         arr = arr.astype(np.int32)
-    blob = {"dims": np.asarray(arr.shape, np.int32), "dataFormat": data_format,
-            "dataType": datatype_of(arr.dtype)}
+    blob = {
+        "dims": np.asarray(arr.shape, np.int32),
+        "dataFormat": data_format,
+        "dataType": datatype_of(arr.dtype),
+    }
     flat = arr.reshape(-1)
     if arr.dtype == np.float32:
         blob["float32s"] = flat
@@ -166,15 +190,18 @@ class DecodeContext:
 
     def fail(self, op, message):
         """Raise a ModelFileError naming the file, the op and its type."""
-        raise ModelFileError(f"mnn: {self.source}: op {op.get('name')!r} "
-                             f"({op.get('_type_name')}): {message}")
+        raise ModelFileError(
+            f"mnn: {self.source}: op {op.get('name')!r} ({op.get('_type_name')}): {message}"
+        )
 
     def weights(self, op):
         """The external weight file of ``op``: its ``externalPath`` (which must stay inside
         the model's folder) or the model's ``.weight`` file."""
         if self.external is None:
-            self.fail(op, "weights are stored in an external file, which a model given as "
-                          "bytes cannot have")
+            self.fail(
+                op,
+                "weights are stored in an external file, which a model given as bytes cannot have",
+            )
         path = op.get("externalPath")
         if not path:
             return self.external
@@ -202,8 +229,7 @@ class DecodeContext:
         """The op's parameter table, checking it has the expected type."""
         main = op.get("main")
         if op.get("main_type") != table or main is None:
-            self.fail(op, f"expected a {table} parameter table, found "
-                          f"{op.get('main_type')}")
+            self.fail(op, f"expected a {table} parameter table, found {op.get('main_type')}")
         return main
 
     def n_inputs(self, op, inputs, low, high=None):

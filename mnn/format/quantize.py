@@ -22,6 +22,7 @@ asymmetric ``(max - min) / (2^b - 1)`` with ``aMin = -2^(b-1)``; blocks of
 ``weight_quant_block`` input channels when that divides the input channels and is a
 multiple of 16 (at least 16).
 """
+
 import numpy as np
 
 from .errors import ModelFileError
@@ -45,10 +46,12 @@ class _Cursor:
 
     def take(self, n, what):
         if n < 0 or self.pos + n > self.buf.size:
-            raise ModelFileError(f"mnn: {self.where}: quantised weight buffer is truncated "
-                                 f"(needs {n} bytes for {what} at byte {self.pos}, has "
-                                 f"{self.buf.size})")
-        out = self.buf[self.pos:self.pos + n]
+            raise ModelFileError(
+                f"mnn: {self.where}: quantised weight buffer is truncated "
+                f"(needs {n} bytes for {what} at byte {self.pos}, has "
+                f"{self.buf.size})"
+            )
+        out = self.buf[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -66,7 +69,7 @@ def _unpack(raw, count, bits):
         out[0::2] = raw >> 4
         out[1::2] = raw & 15
         return out[:count]
-    bitmat = np.unpackbits(raw)[:count * bits].reshape(count, bits).astype(np.int64)
+    bitmat = np.unpackbits(raw)[: count * bits].reshape(count, bits).astype(np.int64)
     return bitmat @ (1 << np.arange(bits - 1, -1, -1, dtype=np.int64))
 
 
@@ -83,8 +86,9 @@ def _pack(values, bits):
 def _read_dims(cur, shape_int32):
     n = int(cur.take(1, "the dims count")[0])
     if n == 0 or n > 4:
-        raise ModelFileError(f"mnn: {cur.where}: quantised weight blob has {n} dims "
-                             "(expected 1 to 4)")
+        raise ModelFileError(
+            f"mnn: {cur.where}: quantised weight blob has {n} dims (expected 1 to 4)"
+        )
     width = 4 if shape_int32 else 2
     raw = cur.take(n * width, "the dims").tobytes()
     dims = np.frombuffer(raw, "<u4" if shape_int32 else "<u2").astype(np.int64)
@@ -101,35 +105,45 @@ def _codebook(cur):
 def _decode_dense(cur, shape_int32, limit):
     count = _read_dims(cur, shape_int32)
     if count > limit:
-        raise ModelFileError(f"mnn: {cur.where}: quantised blob claims {count} weights, more "
-                             f"than the {limit} the op can hold")
+        raise ModelFileError(
+            f"mnn: {cur.where}: quantised blob claims {count} weights, more "
+            f"than the {limit} the op can hold"
+        )
     book = _codebook(cur)
     bits = _bits_for(book.size)
     idx = _unpack(cur.take((count * bits + 7) // 8, "the weight indexes"), count, bits)
     if idx.size and idx.max() >= book.size:
-        raise ModelFileError(f"mnn: {cur.where}: weight index {int(idx.max())} outside the "
-                             f"{book.size}-value codebook")
+        raise ModelFileError(
+            f"mnn: {cur.where}: weight index {int(idx.max())} outside the "
+            f"{book.size}-value codebook"
+        )
     return book[idx]
 
 
 def _decode_sparse(cur, shape_int32, limit, alpha, asymmetric):
     count = _read_dims(cur, shape_int32)
     if count > limit:
-        raise ModelFileError(f"mnn: {cur.where}: quantised blob claims {count} weights, more "
-                             f"than the {limit} the op can hold")
+        raise ModelFileError(
+            f"mnn: {cur.where}: quantised blob claims {count} weights, more "
+            f"than the {limit} the op can hold"
+        )
     nnz = int(cur.take(4, "the non-zero count").view("<u4")[0])
     step_bits = int(cur.take(1, "the step width")[0])
     if not 1 <= step_bits <= 8 or nnz > count:
-        raise ModelFileError(f"mnn: {cur.where}: sparse blob with {nnz} non-zeros of {count} "
-                             f"and {step_bits}-bit steps is corrupted")
+        raise ModelFileError(
+            f"mnn: {cur.where}: sparse blob with {nnz} non-zeros of {count} "
+            f"and {step_bits}-bit steps is corrupted"
+        )
     steps = _unpack(cur.take((nnz * step_bits + 7) // 8, "the steps"), nnz, step_bits)
     raw_book = cur.take(int(cur.take(1, "the codebook size")[0]) or 256, "the codebook")
     book = np.unique(raw_book.view(np.int8).astype(np.int64))
     bits = _bits_for(raw_book.size)
     idx = _unpack(cur.take((nnz * bits + 7) // 8, "the weight indexes"), nnz, bits)
     if idx.size and idx.max() >= book.size:
-        raise ModelFileError(f"mnn: {cur.where}: weight index {int(idx.max())} outside the "
-                             f"{book.size}-value codebook")
+        raise ModelFileError(
+            f"mnn: {cur.where}: weight index {int(idx.max())} outside the "
+            f"{book.size}-value codebook"
+        )
     pos = np.cumsum(steps)
     if pos.size and pos[-1] >= count:
         raise ModelFileError(f"mnn: {cur.where}: sparse positions run past {count} weights")
@@ -138,8 +152,11 @@ def _decode_sparse(cur, shape_int32, limit, alpha, asymmetric):
         groups = alpha.size // 2
         min_value = -(1 << (bits - 1))
         mins, scales = alpha[0::2], alpha[1::2]
-        zero = np.where(scales > 1e-6, np.round(-mins / np.where(scales > 1e-6, scales, 1))
-                        + min_value, min_value).astype(np.int64)
+        zero = np.where(
+            scales > 1e-6,
+            np.round(-mins / np.where(scales > 1e-6, scales, 1)) + min_value,
+            min_value,
+        ).astype(np.int64)
         out[:] = np.repeat(zero, count // groups) if groups and count % groups == 0 else 0
     out[pos] = book[idx]
     return out
@@ -162,38 +179,51 @@ def decode_idst(quan, where, limit, buffer=None, alpha=None):
     if quan.get("index") is not None:
         size = int(quan["weightSize"])
         index = np.asarray(quan["index"], np.int64)
-        if size > limit or alpha is None or alpha.size != index.size or \
-                (index.size and index.max() >= size):
+        if (
+            size > limit
+            or alpha is None
+            or alpha.size != index.size
+            or (index.size and index.max() >= size)
+        ):
             raise ModelFileError(f"mnn: {where}: sparse float weights are inconsistent")
         out = np.zeros(size, np.float32)
         out[index] = alpha
         return out
     if buf is None:
         raise ModelFileError(f"mnn: {where}: quantised weights have no data buffer")
-    buf = np.asarray(buf).view(np.uint8) if isinstance(buf, np.ndarray) else \
-        np.frombuffer(bytes(buf), np.uint8)
+    buf = (
+        np.asarray(buf).view(np.uint8)
+        if isinstance(buf, np.ndarray)
+        else np.frombuffer(bytes(buf), np.uint8)
+    )
     if qtype == 3:
         if buf.size % 2 or buf.size // 2 > limit:
-            raise ModelFileError(f"mnn: {where}: fp16 weight buffer of {buf.size} bytes is "
-                                 "corrupted")
+            raise ModelFileError(
+                f"mnn: {where}: fp16 weight buffer of {buf.size} bytes is corrupted"
+            )
         return buf.view("<f2").astype(np.float32)
     asymmetric = int(quan["readType"]) != 0
     cur = _Cursor(buf, where)
     if qtype == 1:
         q = _decode_dense(cur, bool(quan["shapeInt32"]), limit)
     elif qtype == 2:
-        q = _decode_sparse(cur, bool(quan["shapeInt32"]), limit,
-                           alpha if alpha is not None else np.zeros(0, np.float32),
-                           asymmetric)
+        q = _decode_sparse(
+            cur,
+            bool(quan["shapeInt32"]),
+            limit,
+            alpha if alpha is not None else np.zeros(0, np.float32),
+            asymmetric,
+        )
     elif qtype == 4:
         if buf.size > limit:
             raise ModelFileError(f"mnn: {where}: int8 buffer larger than the op")
         q = buf.view(np.int8).astype(np.int64)
         if int(quan["aMin"]) == 0 and abs(float(quan["quantScale"])) < 1e-6:
-            asymmetric = True   # old type-4 files
+            asymmetric = True  # old type-4 files
     else:
-        raise ModelFileError(f"mnn: {where}: weight quantisation type {qtype} is not "
-                             "supported (1, 2, 3, 4 are)")
+        raise ModelFileError(
+            f"mnn: {where}: weight quantisation type {qtype} is not supported (1, 2, 3, 4 are)"
+        )
     return _dequantize(q, alpha, asymmetric, quan, where)
 
 
@@ -202,11 +232,13 @@ def _dequantize(q, alpha, asymmetric, quan, where):
         raise ModelFileError(f"mnn: {where}: quantised weights have no scales")
     groups = alpha.size // 2 if asymmetric else alpha.size
     if groups == 0 or q.size % groups:
-        raise ModelFileError(f"mnn: {where}: {q.size} weights cannot be split into "
-                             f"{groups} scale groups")
+        raise ModelFileError(
+            f"mnn: {where}: {q.size} weights cannot be split into {groups} scale groups"
+        )
     alpha = alpha.astype(np.float32)
-    old_type4 = int(quan["type"]) == 4 and int(quan["aMin"]) == 0 and \
-        abs(float(quan["quantScale"])) < 1e-6
+    old_type4 = (
+        int(quan["type"]) == 4 and int(quan["aMin"]) == 0 and abs(float(quan["quantScale"])) < 1e-6
+    )
     if asymmetric:
         clamp_min = int(quan["aMin"]) or -128
         if clamp_min < 0:
@@ -233,8 +265,13 @@ def encode_idst(weight, bits, asymmetric, block_channels=0, in_channels=None):
     out_c = w.shape[0]
     per_out = w.size // out_c
     blocks = 1
-    if block_channels and in_channels and in_channels % block_channels == 0 \
-            and block_channels >= 16 and block_channels % 16 == 0:
+    if (
+        block_channels
+        and in_channels
+        and in_channels % block_channels == 0
+        and block_channels >= 16
+        and block_channels % 16 == 0
+    ):
         blocks = in_channels // block_channels
     groups = w.reshape(out_c * blocks, per_out // blocks)
     threshold = float((1 << (bits - 1)) - 1)
@@ -243,8 +280,11 @@ def encode_idst(weight, bits, asymmetric, block_channels=0, in_channels=None):
         lo, hi = groups.min(1), groups.max(1)
         scale = ((hi - lo) / np.float32(2 * threshold + 1)).astype(np.float32)
         safe = np.where(scale > 1e-6, scale, 1)
-        q = np.where(scale[:, None] > 1e-6,
-                     np.round((groups - lo[:, None]) / safe[:, None]) + min_value, min_value)
+        q = np.where(
+            scale[:, None] > 1e-6,
+            np.round((groups - lo[:, None]) / safe[:, None]) + min_value,
+            min_value,
+        )
         alpha = np.stack([lo, scale], 1).reshape(-1).astype(np.float32)
     else:
         scale = (np.abs(groups).max(1) / np.float32(threshold)).astype(np.float32)
@@ -259,8 +299,14 @@ def encode_idst(weight, bits, asymmetric, block_channels=0, in_channels=None):
     book = np.arange(min_value, max_value + 1, dtype=np.int64).astype(np.int8).view(np.uint8)
     header = np.concatenate([np.uint8([2]), dims, np.uint8([count & 0xFF]), book])
     body = _pack(q - min_value, bits)
-    quan = {"buffer": np.concatenate([header, body]).view(np.int8), "alpha": alpha, "type": 1,
-            "quantScale": 1.0, "aMaxOrBits": int(bits), "shapeInt32": bool(shape_int32)}
+    quan = {
+        "buffer": np.concatenate([header, body]).view(np.int8),
+        "alpha": alpha,
+        "type": 1,
+        "quantScale": 1.0,
+        "aMaxOrBits": int(bits),
+        "shapeInt32": bool(shape_int32),
+    }
     if asymmetric:
         quan["readType"] = int(n_groups)
         quan["aMin"] = int(min_value)
@@ -297,8 +343,9 @@ def conv_weights(ctx, op, p, out_c, limit):
         alpha = np.frombuffer(alpha_raw, "<f2" if quan.get("scaleStorage") == 1 else "<f4")
         if len(chunks) > 2 and chunks[2]:
             bias = _f32(chunks[2])
-        weight = decode_idst(quan, where, limit, buffer=np.frombuffer(chunks[0], np.uint8),
-                             alpha=alpha)
+        weight = decode_idst(
+            quan, where, limit, buffer=np.frombuffer(chunks[0], np.uint8), alpha=alpha
+        )
         return weight, _bias(bias, out_c, ctx, op)
     if quan is not None:
         return decode_idst(quan, where, limit), _bias(bias, out_c, ctx, op)
@@ -324,8 +371,13 @@ def encode_conv_weights(ctx, weight, bias):
     fields = {}
     quan = None
     if opts.weight_quant_bits:
-        quan = encode_idst(weight, opts.weight_quant_bits, opts.weight_quant_asymmetric,
-                           opts.weight_quant_block, weight.shape[1])
+        quan = encode_idst(
+            weight,
+            opts.weight_quant_bits,
+            opts.weight_quant_asymmetric,
+            opts.weight_quant_block,
+            weight.shape[1],
+        )
     elif opts.fp16:
         quan = {"buffer": weight.reshape(-1).astype("<f2").view(np.int8), "type": 3}
     if ctx.external is not None:

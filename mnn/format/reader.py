@@ -7,6 +7,7 @@ it with the express ops. An op whose inputs are all constants is computed at loa
 becomes a constant (shape chains such as Shape -> Slice -> Concat -> Reshape fold this way,
 for the input shapes the file declares).
 """
+
 import os
 
 import numpy as np
@@ -113,13 +114,16 @@ def build_subgraph(ctx, sub, overrides=None):
     names = list(sub.get("tensors") or [])
     vars_, _ = _run_ops(ctx, sub.get("nodes") or [], names, where, overrides or {})
     ins, outs = [], []
-    for kind, idx_list, acc in (("input", sub.get("inputs"), ins),
-                                ("output", sub.get("outputs"), outs)):
-        for i in ([] if idx_list is None else idx_list):
+    for kind, idx_list, acc in (
+        ("input", sub.get("inputs"), ins),
+        ("output", sub.get("outputs"), outs),
+    ):
+        for i in [] if idx_list is None else idx_list:
             i = int(i)
             if not 0 <= i < len(vars_) or vars_[i] is None:
-                raise ModelFileError(f"mnn: {where}: {kind} tensor index {i} is out of range "
-                                     "or never produced")
+                raise ModelFileError(
+                    f"mnn: {where}: {kind} tensor index {i} is out of range or never produced"
+                )
             acc.append(vars_[i])
     return ins, outs
 
@@ -127,16 +131,24 @@ def build_subgraph(ctx, sub, overrides=None):
 def _check_index(i, n, where, what):
     i = int(i)
     if not 0 <= i < n:
-        raise ModelFileError(f"mnn: {where}: {what} tensor index {i} is out of range "
-                             f"(the file has {n} tensors)")
+        raise ModelFileError(
+            f"mnn: {where}: {what} tensor index {i} is out of range (the file has {n} tensors)"
+        )
     return i
 
 
 def _run_ops(ctx, oplist, names, where, overrides=None):
     n = len(names)
     if n == 0:
-        n = max([int(i) + 1 for op in oplist for key in ("inputIndexes", "outputIndexes")
-                 for i in (op.get(key) if op.get(key) is not None else [])], default=0)
+        n = max(
+            [
+                int(i) + 1
+                for op in oplist
+                for key in ("inputIndexes", "outputIndexes")
+                for i in (op.get(key) if op.get(key) is not None else [])
+            ],
+            default=0,
+        )
         if n > MAX_TENSORS:
             raise ModelFileError(f"mnn: {where}: tensor index {n - 1} is implausibly large")
         names = [str(i) for i in range(n)]
@@ -147,23 +159,25 @@ def _run_ops(ctx, oplist, names, where, overrides=None):
         type_name = OP_TYPE_NAMES.get(type_no)
         op["_type_name"] = type_name or f"type {type_no}"
         here = f"{where}: op {k} {op.get('name')!r} ({op['_type_name']})"
-        in_idx = [_check_index(i, n, here, "input")
-                  for i in (op.get("inputIndexes") if op.get("inputIndexes") is not None
-                            else [])]
-        out_idx = [_check_index(i, n, here, "output")
-                   for i in (op.get("outputIndexes") if op.get("outputIndexes") is not None
-                             else [])]
+        in_idx = [
+            _check_index(i, n, here, "input")
+            for i in (op.get("inputIndexes") if op.get("inputIndexes") is not None else [])
+        ]
+        out_idx = [
+            _check_index(i, n, here, "output")
+            for i in (op.get("outputIndexes") if op.get("outputIndexes") is not None else [])
+        ]
         if type_name is None:
             raise ModelFileError(f"mnn: {here}: unknown op type number {type_no}")
         ins = []
         for i in in_idx:
             if vars_[i] is None:
-                raise ModelFileError(f"mnn: {here}: reads tensor {i} ({names[i]!r}) before "
-                                     "any op produced it")
+                raise ModelFileError(
+                    f"mnn: {here}: reads tensor {i} ({names[i]!r}) before any op produced it"
+                )
             ins.append(vars_[i])
         decode_op = DECODERS.get(type_name)
-        if type_name == "Input" and overrides and len(out_idx) == 1 \
-                and out_idx[0] in overrides:
+        if type_name == "Input" and overrides and len(out_idx) == 1 and out_idx[0] in overrides:
             var = overrides[out_idx[0]]
             var.expr.name = names[out_idx[0]]
             vars_[out_idx[0]] = var
@@ -177,10 +191,15 @@ def _run_ops(ctx, oplist, names, where, overrides=None):
         except (OpError, MnnError, ValueError, TypeError, IndexError) as exc:
             raise ModelFileError(f"mnn: {here}: {exc}") from None
         if len(outs) < len(out_idx):
-            raise ModelFileError(f"mnn: {here}: the file lists {len(out_idx)} outputs, the op "
-                                 f"gives {len(outs)}")
-        if type_name not in _NO_FOLD and ins and all(v.expr.kind == "const" for v in ins) \
-                and all(_small(v) for v in outs):
+            raise ModelFileError(
+                f"mnn: {here}: the file lists {len(out_idx)} outputs, the op gives {len(outs)}"
+            )
+        if (
+            type_name not in _NO_FOLD
+            and ins
+            and all(v.expr.kind == "const" for v in ins)
+            and all(_small(v) for v in outs)
+        ):
             outs = [_fold(v, here) for v in outs]
         for j, i in enumerate(out_idx):
             var = outs[j]
@@ -211,8 +230,9 @@ def _fold(var, where):
     try:
         value = var._value()
     except (OpError, MnnError, ValueError, ArithmeticError, IndexError) as exc:
-        raise ModelFileError(f"mnn: {where}: computing it from its constant inputs failed: "
-                             f"{exc}") from None
+        raise ModelFileError(
+            f"mnn: {where}: computing it from its constant inputs failed: {exc}"
+        ) from None
     folded = const(np.asarray(value), dtype=value.dtype)
     folded.expr.data_format = var.expr.data_format
     return folded
@@ -226,14 +246,16 @@ def _outputs(net, names, vars_, source):
         for name in listed:
             i = index.get(name)
             if i is None or vars_[i] is None:
-                raise ModelFileError(f"mnn: {source}: output {name!r} is not a tensor any op "
-                                     "produces")
+                raise ModelFileError(
+                    f"mnn: {source}: output {name!r} is not a tensor any op produces"
+                )
             outputs[name] = vars_[i]
         return outputs
     consumed = set()
     for op in net.get("oplists") or []:
-        consumed.update(int(i) for i in (op.get("inputIndexes") if op.get("inputIndexes")
-                                         is not None else []))
+        consumed.update(
+            int(i) for i in (op.get("inputIndexes") if op.get("inputIndexes") is not None else [])
+        )
     for i, var in enumerate(vars_):
         if var is not None and i not in consumed and var.expr.kind != "placeholder":
             outputs[names[i]] = var

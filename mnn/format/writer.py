@@ -5,6 +5,7 @@ encoder in :data:`mnn.format.mapping.ENCODERS` (placeholders become ``Input`` op
 ``Const``, trainables ``TrainableParam``). Weight quantisation and external weights are
 options of :class:`EncodeOptions`, applied by the encoders of ops that carry weights.
 """
+
 import os
 import uuid
 
@@ -45,15 +46,20 @@ class EncodeOptions:
         Write trainable Vars as ``TrainableParam`` ops (else as constants).
     """
 
-    def __init__(self, weight_quant_bits=0, weight_quant_block=0,
-                 weight_quant_asymmetric=False, fp16=False, external_data=False,
-                 keep_trainable=True):
+    def __init__(
+        self,
+        weight_quant_bits=0,
+        weight_quant_block=0,
+        weight_quant_asymmetric=False,
+        fp16=False,
+        external_data=False,
+        keep_trainable=True,
+    ):
         bits = int(weight_quant_bits)
         if bits and not 2 <= bits <= 8:
             raise ModelFileError(f"mnn: weight_quant_bits must be 0 or 2..8, got {bits}")
         if int(weight_quant_block) < 0:
-            raise ModelFileError(f"mnn: weight_quant_block must be >= 0, got "
-                                 f"{weight_quant_block}")
+            raise ModelFileError(f"mnn: weight_quant_block must be >= 0, got {weight_quant_block}")
         if bits and fp16:
             raise ModelFileError("mnn: choose either fp16 or weight_quant_bits, not both")
         self.weight_quant_bits = bits
@@ -101,12 +107,20 @@ class EncodeContext:
                 k += 1
             ins = [child.tensor(v) for v in sub.inputs]
             outs = [child.tensor(v) for v in sub.outputs]
-            root.subgraph_protos.append({
-                "name": name, "inputs": np.asarray(ins, np.int32),
-                "outputs": np.asarray(outs, np.int32), "tensors": child.names,
-                "nodes": child.ops})
-            root.subgraph_done[key] = (name, [child.names[i] for i in ins],
-                                       [child.names[i] for i in outs])
+            root.subgraph_protos.append(
+                {
+                    "name": name,
+                    "inputs": np.asarray(ins, np.int32),
+                    "outputs": np.asarray(outs, np.int32),
+                    "tensors": child.names,
+                    "nodes": child.ops,
+                }
+            )
+            root.subgraph_done[key] = (
+                name,
+                [child.names[i] for i in ins],
+                [child.names[i] for i in outs],
+            )
         return root.subgraph_done[key][0]
 
     def subgraph_names(self, sub, which):
@@ -116,8 +130,9 @@ class EncodeContext:
         return ins if which == "inputs" else outs
 
     def fail(self, expr, message):
-        raise ModelFileError(f"mnn: cannot write op {expr.op_type} ({expr.name or expr.id}): "
-                             f"{message}")
+        raise ModelFileError(
+            f"mnn: cannot write op {expr.op_type} ({expr.name or expr.id}): {message}"
+        )
 
     def new_tensor(self, name):
         """A new tensor index named ``name`` (made unique)."""
@@ -140,8 +155,7 @@ class EncodeContext:
         key = (item.expr.id, item.index)
         if key not in self.index:
             if item.expr.kind not in ("const", "trainable"):
-                raise RuntimeError(f"mnn internal error: {item.name} used before it was "
-                                   "written")
+                raise RuntimeError(f"mnn internal error: {item.name} used before it was written")
             ENCODERS[item.expr.kind](self, item.expr)
         return self.index[key]
 
@@ -151,17 +165,22 @@ class EncodeContext:
         self.index[key] = idx
         return idx
 
-    def emit(self, expr, type_name, main_type, main, inputs, outputs=None, name=None,
-             data_format=0):
+    def emit(
+        self, expr, type_name, main_type, main, inputs, outputs=None, name=None, data_format=0
+    ):
         """Write one op. ``outputs`` defaults to binding all of ``expr``'s outputs."""
         in_idx = [self.tensor(v) for v in inputs]
         if outputs is None:
             out_idx = [self.bind(v) for v in expr.outputs]
         else:
             out_idx = [o if isinstance(o, int) else self.bind(o) for o in outputs]
-        op = {"type": OP_TYPES[type_name], "inputIndexes": np.asarray(in_idx, np.int32),
-              "outputIndexes": np.asarray(out_idx, np.int32),
-              "name": name or self.names[out_idx[0]], "defaultDimentionFormat": data_format}
+        op = {
+            "type": OP_TYPES[type_name],
+            "inputIndexes": np.asarray(in_idx, np.int32),
+            "outputIndexes": np.asarray(out_idx, np.int32),
+            "name": name or self.names[out_idx[0]],
+            "defaultDimentionFormat": data_format,
+        }
         if main_type is not None:
             op["main_type"] = main_type
             op["main"] = main
@@ -171,9 +190,16 @@ class EncodeContext:
     def const_tensor(self, array, expr, suffix):
         """Write a constant that an op takes as an input tensor; returns its index."""
         idx = self.new_tensor(f"{expr.name or expr.op_type + '_' + str(expr.id)}_{suffix}")
-        self.ops.append({"type": OP_TYPES["Const"], "outputIndexes": np.asarray([idx], np.int32),
-                         "name": self.names[idx], "main_type": "Blob",
-                         "main": self.blob(np.asarray(array)), "defaultDimentionFormat": 0})
+        self.ops.append(
+            {
+                "type": OP_TYPES["Const"],
+                "outputIndexes": np.asarray([idx], np.int32),
+                "name": self.names[idx],
+                "main_type": "Blob",
+                "main": self.blob(np.asarray(array)),
+                "defaultDimentionFormat": 0,
+            }
+        )
         return idx
 
     def blob(self, array, data_format=0):
@@ -182,19 +208,23 @@ class EncodeContext:
         if self.external is not None and array.size >= 64:
             for field in ("float32s", "int32s", "int64s", "uint8s", "int8s"):
                 if field in blob:
-                    raw = np.ascontiguousarray(blob.pop(field)).astype(
-                        np.asarray(blob.get(field, array)).dtype.newbyteorder("<"),
-                        copy=False).tobytes()
-                    blob["external"] = np.asarray([self.external.add(raw), len(raw)],
-                                                  np.int64)
+                    raw = (
+                        np.ascontiguousarray(blob.pop(field))
+                        .astype(
+                            np.asarray(blob.get(field, array)).dtype.newbyteorder("<"), copy=False
+                        )
+                        .tobytes()
+                    )
+                    blob["external"] = np.asarray([self.external.add(raw), len(raw)], np.int64)
                     break
         return blob
 
     def static(self, var):
         """The value of ``var`` when it is written as a constant, else None (trainables
         are constants in an inference file)."""
-        if var.expr.kind == "const" or (var.expr.kind == "trainable"
-                                        and not self.options.keep_trainable):
+        if var.expr.kind == "const" or (
+            var.expr.kind == "trainable" and not self.options.keep_trainable
+        ):
             return np.asarray(var.expr.values[var.index])
         return None
 
@@ -205,34 +235,51 @@ class EncodeContext:
             return self.c4[key]
         src = self.tensor(var)
         idx = self.new_tensor(self.names[src] + "__to_c4")
-        self.ops.append({"type": OP_TYPES["ConvertTensor"], "name": self.names[idx],
-                         "inputIndexes": np.asarray([src], np.int32),
-                         "outputIndexes": np.asarray([idx], np.int32),
-                         "main_type": "TensorConvertInfo", "main": {"source": 0, "dest": 2},
-                         "defaultDimentionFormat": 0})
+        self.ops.append(
+            {
+                "type": OP_TYPES["ConvertTensor"],
+                "name": self.names[idx],
+                "inputIndexes": np.asarray([src], np.int32),
+                "outputIndexes": np.asarray([idx], np.int32),
+                "main_type": "TensorConvertInfo",
+                "main": {"source": 0, "dest": 2},
+                "defaultDimentionFormat": 0,
+            }
+        )
         self.c4[key] = idx
         return idx
 
     def convert_index(self, index, source, dest, name):
         """Write a ConvertTensor of tensor ``index`` between MNN_DATA_FORMAT codes."""
         idx = self.new_tensor(name)
-        self.ops.append({"type": OP_TYPES["ConvertTensor"], "name": self.names[idx],
-                         "inputIndexes": np.asarray([index], np.int32),
-                         "outputIndexes": np.asarray([idx], np.int32),
-                         "main_type": "TensorConvertInfo",
-                         "main": {"source": source, "dest": dest},
-                         "defaultDimentionFormat": 0})
+        self.ops.append(
+            {
+                "type": OP_TYPES["ConvertTensor"],
+                "name": self.names[idx],
+                "inputIndexes": np.asarray([index], np.int32),
+                "outputIndexes": np.asarray([idx], np.int32),
+                "main_type": "TensorConvertInfo",
+                "main": {"source": source, "dest": dest},
+                "defaultDimentionFormat": 0,
+            }
+        )
         return idx
 
     def from_nc4hw4(self, expr, c4_index):
         """Bind ``expr``'s output to an NCHW copy of the NC4HW4 tensor ``c4_index``."""
         var = expr.outputs[0]
         idx = self.bind(var)
-        self.ops.append({"type": OP_TYPES["ConvertTensor"], "name": self.names[idx],
-                         "inputIndexes": np.asarray([c4_index], np.int32),
-                         "outputIndexes": np.asarray([idx], np.int32),
-                         "main_type": "TensorConvertInfo", "main": {"source": 2, "dest": 0},
-                         "defaultDimentionFormat": 0})
+        self.ops.append(
+            {
+                "type": OP_TYPES["ConvertTensor"],
+                "name": self.names[idx],
+                "inputIndexes": np.asarray([c4_index], np.int32),
+                "outputIndexes": np.asarray([idx], np.int32),
+                "main_type": "TensorConvertInfo",
+                "main": {"source": 2, "dest": 0},
+                "defaultDimentionFormat": 0,
+            }
+        )
         self.c4[(var.expr.id, var.index)] = c4_index
 
     def external_field(self, arrays):
@@ -283,10 +330,16 @@ def graph_to_net(outputs, options=None, biz_code="MNN"):
     ctx = EncodeContext(options)
     _encode_graph(ctx, named)
     out_names = [ctx.names[ctx.tensor(v)] for _, v in named]
-    net = {"bizCode": str(biz_code), "oplists": ctx.ops, "outputName": out_names,
-           "tensorName": ctx.names, "sourceType": _SOURCE_ONNX, "usage": 0,
-           "extraInfo": {"name": "mnn", "version": _version.__version__},
-           "mnn_uuid": str(uuid.uuid4())}
+    net = {
+        "bizCode": str(biz_code),
+        "oplists": ctx.ops,
+        "outputName": out_names,
+        "tensorName": ctx.names,
+        "sourceType": _SOURCE_ONNX,
+        "usage": 0,
+        "extraInfo": {"name": "mnn", "version": _version.__version__},
+        "mnn_uuid": str(uuid.uuid4()),
+    }
     if ctx.subgraph_protos:
         net["subgraphs"] = ctx.subgraph_protos
     return net, ctx
@@ -307,8 +360,9 @@ def _encode_graph(ctx, named):
             expr.refresh_metas()
         encode_expr = ENCODERS.get(expr.op_type)
         if encode_expr is None:
-            raise ModelFileError(f"mnn: cannot write op {expr.op_type!r} to a .mnn file: no "
-                                 "MNN op maps to it")
+            raise ModelFileError(
+                f"mnn: cannot write op {expr.op_type!r} to a .mnn file: no MNN op maps to it"
+            )
         encode_expr(ctx, expr)
 
 
@@ -319,8 +373,7 @@ def write_model(outputs, path=None, options=None, biz_code="MNN"):
     """
     options = options or EncodeOptions()
     if options.external_data and path is None:
-        raise ModelFileError("mnn: external_data needs a file path to put the .weight file "
-                             "beside")
+        raise ModelFileError("mnn: external_data needs a file path to put the .weight file beside")
     net, ctx = graph_to_net(outputs, options, biz_code)
     data = encode(net)
     if path is None:
@@ -332,6 +385,5 @@ def write_model(outputs, path=None, options=None, biz_code="MNN"):
         if ctx.external is not None:
             ctx.external.write(path + ".weight")
     except OSError as exc:
-        raise ModelFileError(f"mnn: cannot write model file {path!r}: {exc.strerror}") \
-            from None
+        raise ModelFileError(f"mnn: cannot write model file {path!r}: {exc.strerror}") from None
     return None

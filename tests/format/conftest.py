@@ -1,4 +1,5 @@
 """Fixtures of the .mnn file tests."""
+
 import numpy as np
 import pytest
 

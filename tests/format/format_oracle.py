@@ -5,6 +5,7 @@ The wheel's converter is driven through its compiled module (never its console s
 which posts telemetry), each conversion in its own folder (it writes a scratch file into
 the working directory).
 """
+
 import os
 import sys
 
@@ -28,8 +29,20 @@ def convert_onnx(model, folder, *flags):
     cwd = os.getcwd()
     os.chdir(folder)
     try:
-        _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
-                           "--bizCode", "test", *flags])
+        _tools.mnnconvert(
+            [
+                "mnnconvert",
+                "-f",
+                "ONNX",
+                "--modelFile",
+                src,
+                "--MNNModel",
+                dst,
+                "--bizCode",
+                "test",
+                *flags,
+            ]
+        )
     finally:
         os.chdir(cwd)
     assert os.path.exists(dst), "the real converter produced no file"
@@ -64,5 +77,7 @@ def ours_run(path_or_bytes, inputs, output_names):
     graph = load_graph(path_or_bytes)
     for name, value in inputs.items():
         graph.inputs[name].write(value)
-    return [graph.outputs[name].read() if name in graph.outputs else
-            graph.tensors[name].read() for name in output_names]
+    return [
+        graph.outputs[name].read() if name in graph.outputs else graph.tensors[name].read()
+        for name in output_names
+    ]

@@ -1,6 +1,7 @@
 """Hostile or broken model files get a clear ModelFileError, never a crash: truncation,
 corruption, random bytes, bad indexes and parameters, missing or short external weights,
 paths outside the model's folder, and a bounded seeded fuzz of the reader."""
+
 import os
 import pathlib
 
@@ -52,12 +53,14 @@ def test_out_of_range_tensor_index(tmp_path, rng):
 
     def bad_index(net):
         net["oplists"][2]["inputIndexes"] = np.int32([9999])
+
     with pytest.raises(ModelFileError, match="input tensor index 9999 is out of range"):
         load_graph(_edit(data, bad_index))
 
     def before_made(net):
         last = len(net["tensorName"]) - 1
         net["oplists"][1]["inputIndexes"] = np.int32([last])
+
     with pytest.raises(ModelFileError, match="before any op produced it"):
         load_graph(_edit(data, before_made))
 
@@ -70,34 +73,40 @@ def test_wrong_op_parameters(tmp_path, rng):
 
     def zero_stride(net):
         find(net, "Convolution")["main"]["common"]["strideX"] = 0
+
     with pytest.raises(ModelFileError, match="Convolution.*must be positive"):
         load_graph(_edit(data, zero_stride))
 
     def short_weights(net):
         conv = find(net, "Convolution")["main"]
         conv["weight"] = conv["weight"][:10]
+
     with pytest.raises(ModelFileError, match="weights do not fit"):
         load_graph(_edit(data, short_weights))
 
     def unknown_binary(net):
         op = {"type": OP_TYPES["BinaryOp"], "main_type": "BinaryOp", "main": {"opType": 99}}
         find(net, "Concat").update(op)
+
     with pytest.raises(ModelFileError, match="binary operation 99"):
         load_graph(_edit(data, unknown_binary))
 
     def wrong_table(net):
         find(net, "Softmax")["main_type"] = "Reshape"
         find(net, "Softmax")["main"] = {"dims": np.int32([1])}
+
     with pytest.raises(ModelFileError, match="expected a Axis parameter table"):
         load_graph(_edit(data, wrong_table))
 
     def unknown_type(net):
         find(net, "Softmax")["type"] = 4000
+
     with pytest.raises(ModelFileError, match="unknown op type number 4000"):
         load_graph(_edit(data, unknown_type))
 
     def bad_output(net):
         net["outputName"] = ["nope"]
+
     with pytest.raises(ModelFileError, match="output 'nope'"):
         load_graph(_edit(data, bad_output))
 
@@ -124,6 +133,7 @@ def test_external_path_outside_model_folder(tmp_path, rng):
         for op in net["oplists"]:
             if op["type"] == OP_TYPES["Convolution"]:
                 op["externalPath"] = "../../etc/passwd"
+
     pathlib.Path(path).write_bytes(_edit(data, escape))
     with pytest.raises(ModelFileError, match="points outside the model's folder"):
         load_graph(path)
@@ -140,17 +150,21 @@ def test_fuzzed_files_fail_cleanly(tmp_path, rng):
     x = F.placeholder([3])
     from mnn.express.ops.control_flow import Subgraph, loop
 
-    body = Subgraph.trace(lambda i, c, v: [c, v * 2.0, F.exp(v)],
-                          [([], np.int32), ([], np.int32), ([3], np.float32)], name="b")
+    body = Subgraph.trace(
+        lambda i, c, v: [c, v * 2.0, F.exp(v)],
+        [([], np.int32), ([], np.int32), ([3], np.float32)],
+        name="b",
+    )
     final, scans = loop(F.const(np.int32(2)), F.const(np.int32(1)), body, [x])
-    with_loop = io.save([final, scans], str(tmp_path / "l.mnn")) or \
-        (tmp_path / "l.mnn").read_bytes()
+    with_loop = (
+        io.save([final, scans], str(tmp_path / "l.mnn")) or (tmp_path / "l.mnn").read_bytes()
+    )
     fuzz = np.random.default_rng(2024)
     loaded = failed = 0
     for k in range(300):
         data = bytearray(ours if k % 2 else with_loop)
         if k % 5 == 4:
-            data = data[:fuzz.integers(0, len(data))]
+            data = data[: fuzz.integers(0, len(data))]
         else:
             for _ in range(fuzz.integers(1, 4)):
                 data[fuzz.integers(0, len(data))] = fuzz.integers(0, 256)

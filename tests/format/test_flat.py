@@ -1,4 +1,5 @@
 """The FlatBuffer layer on files from the real converter: decode, re-encode, same model."""
+
 import pathlib
 
 import numpy as np
@@ -10,14 +11,21 @@ from mnn.format.schema import OP_TYPES
 
 
 def _small_onnx():
-    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 3],
-                           np.linspace(-1, 1, 12).astype(np.float32).tolist())
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]),
-             helper.make_node("Exp", ["m"], ["e"]),
-             helper.make_node("ReduceSum", ["e"], ["y"], keepdims=1, axes=[1])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [2, 4])], [helper.make_tensor_value_info(
-            "y", TensorProto.FLOAT, [2, 1])], [w])
+    w = helper.make_tensor(
+        "w", TensorProto.FLOAT, [4, 3], np.linspace(-1, 1, 12).astype(np.float32).tolist()
+    )
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Exp", ["m"], ["e"]),
+        helper.make_node("ReduceSum", ["e"], ["y"], keepdims=1, axes=[1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])],
+        [w],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
 
 
@@ -43,16 +51,18 @@ def test_decode_encode_roundtrip_runs_in_wheel(tmp_path, rng):
     copy.write_bytes(again)
     x = rng.standard_normal((2, 4)).astype(np.float32)
     expect = np.exp(x @ np.linspace(-1, 1, 12).astype(np.float32).reshape(4, 3)).sum(
-        1, keepdims=True)
+        1, keepdims=True
+    )
     for p in (path, str(copy)):
         (y,) = wheel_run(p, {"x": x}, ["y"])
         np.testing.assert_allclose(y, expect, rtol=1e-4)
 
 
 def test_scalar_defaults_and_absent_fields():
-    net = flat.decode(flat.encode({"oplists": [{"type": 7, "main_type": "BinaryOp",
-                                                "main": {"opType": 2}}]}))
+    net = flat.decode(
+        flat.encode({"oplists": [{"type": 7, "main_type": "BinaryOp", "main": {"opType": 2}}]})
+    )
     op = net["oplists"][0]
-    assert op["main"]["T"] == 1          # DT_FLOAT default
+    assert op["main"]["T"] == 1  # DT_FLOAT default
     assert op["defaultDimentionFormat"] == 1
     assert op["inputIndexes"] is None and net["bizCode"] is None

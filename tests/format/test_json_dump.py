@@ -1,4 +1,5 @@
 """The JSON dump against the real wheel's own dump (``-f MNN --JsonFile``)."""
+
 import json
 import os
 import pathlib
@@ -14,14 +15,18 @@ from mnn.format.json_dump import main
 
 def _model():
     w = numpy_helper.from_array(np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2) / 7, "w")
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["r"]),
-             helper.make_node("ReduceMean", ["r"], ["y"], axes=[2, 3], keepdims=1)]
-    graph = helper.make_graph(nodes, "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                             [1, 3, 5, 5])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [w])
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("ReduceMean", ["r"], ["y"], axes=[2, 3], keepdims=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [w],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
 
 
@@ -33,8 +38,7 @@ def _wheel_json(model_path, folder):
     cwd = os.getcwd()
     os.chdir(folder)
     try:
-        _tools.mnnconvert(["mnnconvert", "-f", "MNN", "--modelFile", model_path,
-                           "--JsonFile", out])
+        _tools.mnnconvert(["mnnconvert", "-f", "MNN", "--modelFile", model_path, "--JsonFile", out])
     finally:
         os.chdir(cwd)
     return json.loads(pathlib.Path(out).read_text())
@@ -53,8 +57,7 @@ def test_dump_agrees_with_wheel_dump(tmp_path):
         if mine["type"] == "Convolution":
             for key in ("kernelX", "padMode", "outputCount", "relu"):
                 assert mine["main"]["common"].get(key) == wheel["main"]["common"][key]
-            np.testing.assert_allclose(mine["main"]["weight"], wheel["main"]["weight"],
-                                       rtol=1e-5)
+            np.testing.assert_allclose(mine["main"]["weight"], wheel["main"]["weight"], rtol=1e-5)
         if mine["type"] == "Reduction":
             assert mine["main"]["operation"] == wheel["main"]["operation"] == "MEAN"
 

@@ -2,6 +2,7 @@
 project, relu6, skip adds, global pooling, classifier) in torch and in mnn.express with the
 same weights: exported by torch and converted by the real wheel, read by us; built from
 express ops, written by us (float and 8-bit), run by the real wheel."""
+
 import io as _io
 
 import mnn.expr as F
@@ -55,8 +56,9 @@ def _w(t):
 
 
 def _conv(conv, x, relu6):
-    y = F.conv2d(x, _w(conv.weight), _w(conv.bias), conv.stride[::-1], conv.padding[::-1],
-                 group=conv.groups)
+    y = F.conv2d(
+        x, _w(conv.weight), _w(conv.bias), conv.stride[::-1], conv.padding[::-1], group=conv.groups
+    )
     return F.relu6(y) if relu6 else y
 
 
@@ -83,8 +85,15 @@ def image(rng):
 
 def test_converted_network_matches_wheel_and_torch(net, image, tmp_path):
     buf = _io.BytesIO()
-    torch.onnx.export(net, torch.zeros(1, 3, 64, 64), buf, input_names=["x"],
-                      output_names=["y"], dynamo=False, opset_version=13)
+    torch.onnx.export(
+        net,
+        torch.zeros(1, 3, 64, 64),
+        buf,
+        input_names=["x"],
+        output_names=["y"],
+        dynamo=False,
+        opset_version=13,
+    )
     path = convert_onnx(onnx.load_from_string(buf.getvalue()), tmp_path)
     with torch.no_grad():
         expect = net(torch.from_numpy(image)).numpy()
@@ -102,8 +111,9 @@ def test_written_network_runs_in_wheel(net, image, options, tmp_path):
     x.write(image)
     exact = y.read()
     with torch.no_grad():
-        np.testing.assert_allclose(exact, net(torch.from_numpy(image)).numpy(), rtol=1e-4,
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            exact, net(torch.from_numpy(image)).numpy(), rtol=1e-4, atol=1e-5
+        )
     path = str(tmp_path / "m.mnn")
     io.save({"y": y}, path, **options)
     (theirs,) = wheel_run(path, {"x": image}, ["y"])

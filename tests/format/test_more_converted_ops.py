@@ -1,6 +1,7 @@
 """More ONNX ops through the real wheel's converter, read by us: instance norm, LRN, PRelu,
 LeakyRelu, HardSwish, Erf, GatherElements, Range, ReduceLogSumExp, Trilu, Equal, Sign,
 Selu, MeanVarianceNormalization, Einsum; against the wheel and onnxruntime."""
+
 import numpy as np
 import pytest
 from format_oracle import convert_onnx, ours_run, wheel_run
@@ -36,15 +37,23 @@ def converted(tmp_path_factory):
         return numpy_helper.from_array(np.asarray(arr), name)
 
     gather = rng.integers(0, 4, (1, 4, 5, 6)).astype(np.int64)
-    inits = [c("sc", rng.standard_normal(4).astype(np.float32)),
-             c("bi", rng.standard_normal(4).astype(np.float32)),
-             c("slope", np.float32([0.1, 0.2, 0.3, 0.4]).reshape(4, 1, 1)),
-             c("gi", gather), c("lim", np.int64(5)), c("st", np.int64(0)),
-             c("dl", np.int64(1)), c("eqc", np.float32(0.5))]
+    inits = [
+        c("sc", rng.standard_normal(4).astype(np.float32)),
+        c("bi", rng.standard_normal(4).astype(np.float32)),
+        c("slope", np.float32([0.1, 0.2, 0.3, 0.4]).reshape(4, 1, 1)),
+        c("gi", gather),
+        c("lim", np.int64(5)),
+        c("st", np.int64(0)),
+        c("dl", np.int64(1)),
+        c("eqc", np.float32(0.5)),
+    ]
     graph = helper.make_graph(
-        [node for _, node in _NODES], "ops2",
+        [node for _, node in _NODES],
+        "ops2",
         [helper.make_tensor_value_info("x", F32, [1, 4, 5, 6])],
-        [helper.make_tensor_value_info(node.output[0], t, None) for t, node in _NODES], inits)
+        [helper.make_tensor_value_info(node.output[0], t, None) for t, node in _NODES],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     return model, convert_onnx(model, tmp_path_factory.mktemp("ops2"))
 
@@ -54,10 +63,12 @@ def test_converted_op(name, converted, rng):
     ort = pytest.importorskip("onnxruntime")
     model, path = converted
     x = rng.standard_normal((1, 4, 5, 6)).astype(np.float32)
-    (expect,) = ort.InferenceSession(model.SerializeToString(),
-                                     providers=["CPUExecutionProvider"]).run([name], {"x": x})
+    (expect,) = ort.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    ).run([name], {"x": x})
     (ours,) = ours_run(path, {"x": x}, [name])
     (theirs,) = wheel_run(path, {"x": x}, [name])
     np.testing.assert_allclose(ours.astype(np.float64), theirs, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(ours.astype(np.float64), expect.astype(np.float64), rtol=1e-4,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        ours.astype(np.float64), expect.astype(np.float64), rtol=1e-4, atol=1e-5
+    )

@@ -1,6 +1,7 @@
 """Composite and rarer ops written by us run in the real wheel (and read back by us) with
 the express values: hard sigmoid, softsign, reverse, band part, scatter, boolean logic, the
 converter's run-time-shaped slice and reductions, any/all."""
+
 import mnn.expr as F
 import numpy as np
 import pytest
@@ -15,8 +16,9 @@ def _i32(values):
 
 
 def _reduce(x, axes, mode, keepdims=1):
-    return g.apply("onnx_reduce", [x, _i32(axes)], mode=mode, keepdims=keepdims,
-                   noop_with_empty_axes=0)[0]
+    return g.apply(
+        "onnx_reduce", [x, _i32(axes)], mode=mode, keepdims=keepdims, noop_with_empty_axes=0
+    )[0]
 
 
 CASES = {
@@ -24,20 +26,29 @@ CASES = {
     "softsign": lambda x: g.apply("softsign", [x])[0],
     "reverse": lambda x: g.apply("reverse", [x], axes=(0, 2))[0],
     "band_part": lambda x: g.apply("matrix_band_part", [x], lower=1, upper=2)[0],
-    "scatter_nd": lambda x: g.apply("scatter_nd", [_i32([[1], [3]]), F.const(
-        np.ones((2, 6), np.float32)) * F.reduce_max(x)], shape=(5, 6))[0],
-    "logic": lambda x: F.cast(g.apply("logical_and", [F.greater(x, 0.0), g.apply(
-        "logical_not", [F.greater(x, 0.5)])[0]])[0], F.float),
-    "onnx_slice": lambda x: g.apply("onnx_slice", [x, _i32([1, 0]), _i32([4, 5]),
-                                                   _i32([1, 2]), _i32([2, 2])])[0],
+    "scatter_nd": lambda x: g.apply(
+        "scatter_nd",
+        [_i32([[1], [3]]), F.const(np.ones((2, 6), np.float32)) * F.reduce_max(x)],
+        shape=(5, 6),
+    )[0],
+    "logic": lambda x: F.cast(
+        g.apply("logical_and", [F.greater(x, 0.0), g.apply("logical_not", [F.greater(x, 0.5)])[0]])[
+            0
+        ],
+        F.float,
+    ),
+    "onnx_slice": lambda x: g.apply(
+        "onnx_slice", [x, _i32([1, 0]), _i32([4, 5]), _i32([1, 2]), _i32([2, 2])]
+    )[0],
     "reduce_l2": lambda x: _reduce(x, [1], "l2"),
     "reduce_l1": lambda x: _reduce(x, [0, 1], "l1", 0),
     "reduce_log_sum": lambda x: _reduce(F.abs(x), [2], "log_sum"),
     "reduce_sum_square": lambda x: _reduce(x, [2], "sum_square"),
     "reduce_mean": lambda x: _reduce(x, [2, 0], "mean", 0),
-    "any_all": lambda x: F.cast(F.logical_or(F.reduce_any(F.greater(x, 1.0), [2]),
-                                             F.reduce_all(F.greater(x, -1.0), [2])),
-                                F.float),
+    "any_all": lambda x: F.cast(
+        F.logical_or(F.reduce_any(F.greater(x, 1.0), [2]), F.reduce_all(F.greater(x, -1.0), [2])),
+        F.float,
+    ),
 }
 
 

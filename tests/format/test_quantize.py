@@ -1,4 +1,5 @@
 """IDST weight quantisation: our encoder against the real wheel's converter, bit packing."""
+
 import pathlib
 
 import numpy as np
@@ -28,10 +29,14 @@ def _conv_weights_from(path):
 # asymmetric and adding --weightQuantAsymmetric makes it symmetric)
 CASES = {
     "q8_asym": ({"bits": 8, "asymmetric": True, "block": 0}, ["--weightQuantBits", "8"]),
-    "q8_sym": ({"bits": 8, "asymmetric": False, "block": 0},
-               ["--weightQuantBits", "8", "--weightQuantAsymmetric"]),
-    "q4_block32": ({"bits": 4, "asymmetric": True, "block": 32},
-                   ["--weightQuantBits", "4", "--weightQuantBlock", "32"]),
+    "q8_sym": (
+        {"bits": 8, "asymmetric": False, "block": 0},
+        ["--weightQuantBits", "8", "--weightQuantAsymmetric"],
+    ),
+    "q4_block32": (
+        {"bits": 4, "asymmetric": True, "block": 32},
+        ["--weightQuantBits", "4", "--weightQuantBlock", "32"],
+    ),
     "q2_asym": ({"bits": 2, "asymmetric": True, "block": 0}, ["--weightQuantBits", "2"]),
 }
 
@@ -41,10 +46,12 @@ def test_encoder_matches_wheel_converter(case, tmp_path, rng):
     opts, flags = CASES[case]
     w = (rng.standard_normal((8, 64, 3, 3)) * 0.1).astype(np.float32)
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "W"], ["y"])], "g",
+        [helper.make_node("Conv", ["x", "W"], ["y"])],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 5, 5])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(w, "W")])
+        [numpy_helper.from_array(w, "W")],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     theirs = _conv_weights_from(convert_onnx(model, tmp_path, *flags))["quanParameter"]
     ours = quantize.encode_idst(w, opts["bits"], opts["asymmetric"], opts["block"], 64)
@@ -62,12 +69,21 @@ def test_encoder_matches_wheel_converter(case, tmp_path, rng):
 
 def test_decoder_refuses_corrupted_buffers():
     w = np.linspace(-1, 1, 64, dtype=np.float32).reshape(4, 16)
-    quan = dict(quantize.encode_idst(w, 4, True), useInt32=False, has_scaleInt=False,
-                quantScale=1.0, scaleStorage=0, index=None, alphaFp16=None, weightSize=0)
+    quan = dict(
+        quantize.encode_idst(w, 4, True),
+        useInt32=False,
+        has_scaleInt=False,
+        quantScale=1.0,
+        scaleStorage=0,
+        index=None,
+        alphaFp16=None,
+        weightSize=0,
+    )
     quan.setdefault("readType", 0)
     quan.setdefault("aMin", 0)
-    np.testing.assert_allclose(quantize.decode_idst(quan, "m", 64), w.reshape(-1),
-                               atol=np.abs(quan["alpha"][1::2]).max())
+    np.testing.assert_allclose(
+        quantize.decode_idst(quan, "m", 64), w.reshape(-1), atol=np.abs(quan["alpha"][1::2]).max()
+    )
     with pytest.raises(ModelFileError, match="truncated"):
         quantize.decode_idst(dict(quan, buffer=quan["buffer"][:20]), "m", 64)
     with pytest.raises(ModelFileError, match="more than"):

@@ -1,5 +1,6 @@
 """Files made by the real wheel's converter load through our reader and give the wheel's
 outputs (float, weight-quantised 2/4/8 bit, block-wise, fp16, external weights)."""
+
 import pathlib
 
 import numpy as np
@@ -15,21 +16,31 @@ def _cnn_onnx():
     rng = np.random.default_rng(7)
 
     def t(name, *shape, scale=0.3):
-        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32),
-                                       name)
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) * scale).astype(np.float32), name
+        )
 
-    inits = [t("w1", 16, 3, 3, 3), t("b1", 16), t("gamma", 16), t("beta", 16), t("mean", 16),
-             numpy_helper.from_array(rng.uniform(0.5, 2, 16).astype(np.float32), "var"),
-             t("wd", 16, 1, 3, 3), t("w2", 32, 16, 1, 1), t("b2", 32), t("wfc", 10, 32),
-             t("bfc", 10), numpy_helper.from_array(np.float32([0.0]), "lo"),
-             numpy_helper.from_array(np.float32([6.0]), "hi")]
+    inits = [
+        t("w1", 16, 3, 3, 3),
+        t("b1", 16),
+        t("gamma", 16),
+        t("beta", 16),
+        t("mean", 16),
+        numpy_helper.from_array(rng.uniform(0.5, 2, 16).astype(np.float32), "var"),
+        t("wd", 16, 1, 3, 3),
+        t("w2", 32, 16, 1, 1),
+        t("b2", 32),
+        t("wfc", 10, 32),
+        t("bfc", 10),
+        numpy_helper.from_array(np.float32([0.0]), "lo"),
+        numpy_helper.from_array(np.float32([6.0]), "hi"),
+    ]
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         helper.make_node("BatchNormalization", ["c1", "gamma", "beta", "mean", "var"], ["bn"]),
         helper.make_node("Relu", ["bn"], ["r1"]),
         helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
-        helper.make_node("Conv", ["p1", "wd"], ["dw"], group=16, strides=[2, 2],
-                         pads=[0, 0, 1, 1]),
+        helper.make_node("Conv", ["p1", "wd"], ["dw"], group=16, strides=[2, 2], pads=[0, 0, 1, 1]),
         helper.make_node("Clip", ["dw", "lo", "hi"], ["r6"]),
         helper.make_node("Conv", ["r6", "w2", "b2"], ["c2"]),
         helper.make_node("Sigmoid", ["c2"], ["sg"]),
@@ -40,15 +51,22 @@ def _cnn_onnx():
         helper.make_node("Softmax", ["fc"], ["y"], axis=-1),
     ]
     graph = helper.make_graph(
-        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
 def _pool_onnx(nodes, names):
     graph = helper.make_graph(
-        nodes, "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 8])],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names])
+        nodes,
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 8])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -58,13 +76,32 @@ def test_converted_pooling_matches_wheel_and_onnxruntime(tmp_path, rng):
     # counted) is checked against onnxruntime only: the wheel counts the right padding
     # as if it equalled the left one.
     ort = pytest.importorskip("onnxruntime")
-    model = _pool_onnx([
-        helper.make_node("AveragePool", ["x"], ["b"], kernel_shape=[3, 2], strides=[2, 1],
-                         pads=[1, 1, 1, 1], count_include_pad=1),
-        helper.make_node("MaxPool", ["x"], ["c"], kernel_shape=[3, 3], strides=[2, 2],
-                         ceil_mode=1),
-        helper.make_node("AveragePool", ["x"], ["d"], kernel_shape=[3, 2], strides=[2, 1],
-                         pads=[1, 0, 1, 1], count_include_pad=1)], "bcd")
+    model = _pool_onnx(
+        [
+            helper.make_node(
+                "AveragePool",
+                ["x"],
+                ["b"],
+                kernel_shape=[3, 2],
+                strides=[2, 1],
+                pads=[1, 1, 1, 1],
+                count_include_pad=1,
+            ),
+            helper.make_node(
+                "MaxPool", ["x"], ["c"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1
+            ),
+            helper.make_node(
+                "AveragePool",
+                ["x"],
+                ["d"],
+                kernel_shape=[3, 2],
+                strides=[2, 1],
+                pads=[1, 0, 1, 1],
+                count_include_pad=1,
+            ),
+        ],
+        "bcd",
+    )
     path = convert_onnx(model, tmp_path)
     x = rng.standard_normal((1, 4, 9, 8)).astype(np.float32)
     theirs = wheel_run(path, {"x": x}, list("bc"))
@@ -80,8 +117,9 @@ def test_converted_pooling_matches_wheel_and_onnxruntime(tmp_path, rng):
 def test_pooling_with_zero_stride_is_refused(tmp_path):
     # The wheel's converter writes stride 0 when the ONNX node omits strides; the wheel
     # itself then dies with SIGFPE. We refuse the file with a clear error.
-    model = _pool_onnx([helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3, 3],
-                                         pads=[1, 1, 1, 1])], "a")
+    model = _pool_onnx(
+        [helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])], "a"
+    )
     path = convert_onnx(model, tmp_path)
     with pytest.raises(ModelFileError, match="op 'a' .Pooling.*strides must be positive"):
         ours_run(path, {"x": np.zeros((1, 4, 9, 8), np.float32)}, ["a"])
@@ -92,16 +130,23 @@ def _quant_onnx():
     rng = np.random.default_rng(3)
     w = (rng.standard_normal((16, 64, 3, 3)) * 0.1).astype(np.float32)
     w2 = (rng.standard_normal((10, 16 * 6 * 6)) * 0.1).astype(np.float32)
-    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["r"]),
-             helper.make_node("Flatten", ["r"], ["f"], axis=1),
-             helper.make_node("Gemm", ["f", "W2"], ["y"], transB=1)]
+    nodes = [
+        helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Flatten", ["r"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "W2"], ["y"], transB=1),
+    ]
     graph = helper.make_graph(
-        nodes, "q", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 6, 6])],
+        nodes,
+        "q",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 6, 6])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
-        [numpy_helper.from_array(w, "W"),
-         numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "B"),
-         numpy_helper.from_array(w2, "W2")])
+        [
+            numpy_helper.from_array(w, "W"),
+            numpy_helper.from_array(rng.standard_normal(16).astype(np.float32), "B"),
+            numpy_helper.from_array(w2, "W2"),
+        ],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -145,5 +190,6 @@ def test_converted_file_from_bytes(tmp_path, rng):
     path = convert_onnx(_quant_onnx(), tmp_path, "--weightQuantBits", "8")
     data = pathlib.Path(path).read_bytes()
     x = rng.standard_normal((1, 64, 6, 6)).astype(np.float32)
-    np.testing.assert_array_equal(ours_run(data, {"x": x}, ["y"])[0],
-                                  ours_run(path, {"x": x}, ["y"])[0])
+    np.testing.assert_array_equal(
+        ours_run(data, {"x": x}, ["y"])[0], ours_run(path, {"x": x}, ["y"])[0]
+    )

@@ -1,5 +1,6 @@
 """Indexing, padding, tiling, arg/scan and activation ops: files from the real converter read
 by us, and files we write run by the real wheel, with the same values."""
+
 import mnn.expr as F
 import numpy as np
 import pytest
@@ -35,20 +36,33 @@ def _onnx_model():
     def c(name, arr):
         return numpy_helper.from_array(np.asarray(arr), name)
 
-    inits = [c("starts", np.int64([1, 0])), c("ends", np.int64([3, 5])),
-             c("axes", np.int64([1, 2])), c("steps", np.int64([1, 2])),
-             c("gidx", np.int64([2, 0, 1])), c("pads", np.int64([0, 1, 0, 0, 2, 1])),
-             c("reps", np.int64([1, 2, 1])), c("cax", np.int64(1)),
-             c("shp", np.int64([2, 4, 6])), c("depth", np.int64(4)), c("k", np.int64([4])),
-             c("onoff", np.float32([0, 1]))]
+    inits = [
+        c("starts", np.int64([1, 0])),
+        c("ends", np.int64([3, 5])),
+        c("axes", np.int64([1, 2])),
+        c("steps", np.int64([1, 2])),
+        c("gidx", np.int64([2, 0, 1])),
+        c("pads", np.int64([0, 1, 0, 0, 2, 1])),
+        c("reps", np.int64([1, 2, 1])),
+        c("cax", np.int64(1)),
+        c("shp", np.int64([2, 4, 6])),
+        c("depth", np.int64(4)),
+        c("k", np.int64([4])),
+        c("onoff", np.float32([0, 1])),
+    ]
     outs = [name for name, _ in _NODES]
     graph = helper.make_graph(
-        [node for _, node in _NODES], "ops",
-        [helper.make_tensor_value_info("x", F32, [2, 4, 6]),
-         helper.make_tensor_value_info("y1", F32, [1, 4, 1]),
-         helper.make_tensor_value_info("ids", I64, [3]),
-         helper.make_tensor_value_info("x4", F32, [1, 8, 2, 3])],
-        [helper.make_tensor_value_info(o, F32, None) for o in outs], inits)
+        [node for _, node in _NODES],
+        "ops",
+        [
+            helper.make_tensor_value_info("x", F32, [2, 4, 6]),
+            helper.make_tensor_value_info("y1", F32, [1, 4, 1]),
+            helper.make_tensor_value_info("ids", I64, [3]),
+            helper.make_tensor_value_info("x4", F32, [1, 8, 2, 3]),
+        ],
+        [helper.make_tensor_value_info(o, F32, None) for o in outs],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -59,10 +73,12 @@ def converted(tmp_path_factory):
 
 @pytest.mark.parametrize("name", [name for name, _ in _NODES])
 def test_converted_op_matches_wheel(name, converted, rng):
-    feed = {"x": rng.standard_normal((2, 4, 6)).astype(np.float32),
-            "y1": rng.standard_normal((1, 4, 1)).astype(np.float32),
-            "ids": np.int32([0, 3, 1]), "x4": rng.standard_normal((1, 8, 2, 3)).astype(
-                np.float32)}
+    feed = {
+        "x": rng.standard_normal((2, 4, 6)).astype(np.float32),
+        "y1": rng.standard_normal((1, 4, 1)).astype(np.float32),
+        "ids": np.int32([0, 3, 1]),
+        "x4": rng.standard_normal((1, 8, 2, 3)).astype(np.float32),
+    }
     (theirs,) = wheel_run(converted, feed, [name])
     (ours,) = ours_run(converted, feed, [name])
     assert ours.shape == theirs.shape
@@ -75,9 +91,18 @@ def _graphs():
     idx = F.const(np.int32([3, 0, 5, 5]))
     return x, {
         "gather": _graph.apply("gather", [x, idx], axis=2)[0],
-        "strided": _graph.apply("strided_slice", [x], begin=(0, 3, 1), end=(2, 0, 6),
-                                strides=(1, -1, 2), begin_mask=1, end_mask=0,
-                                ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0)[0],
+        "strided": _graph.apply(
+            "strided_slice",
+            [x],
+            begin=(0, 3, 1),
+            end=(2, 0, 6),
+            strides=(1, -1, 2),
+            begin_mask=1,
+            end_mask=0,
+            ellipsis_mask=0,
+            new_axis_mask=0,
+            shrink_axis_mask=0,
+        )[0],
         "pad": _graph.apply("pad", [x], pads=((0, 0), (1, 2), (2, 1)), mode=2, value=0)[0],
         "tile": _graph.apply("tile", [x], multiples=(2, 1, 3))[0],
         "argmax": _graph.apply("argmax", [x], axis=1, keepdims=True)[0],
@@ -87,12 +112,20 @@ def _graphs():
         "selu": _graph.apply("selu", [x], scale=1.05, alpha=1.67)[0],
         "log_softmax": _graph.apply("log_softmax", [x], axis=2)[0],
         "softplus": _graph.apply("softplus", [x * 30.0])[0],
-        "one_hot": _graph.apply("one_hot", [F.const(np.int32([1, 0, 3]))], depth=4,
-                                on_value=2.0, off_value=-1.0, axis=0,
-                                dtype=np.dtype(np.float32))[0] + F.reduce_sum(x),
+        "one_hot": _graph.apply(
+            "one_hot",
+            [F.const(np.int32([1, 0, 3]))],
+            depth=4,
+            on_value=2.0,
+            off_value=-1.0,
+            axis=0,
+            dtype=np.dtype(np.float32),
+        )[0]
+        + F.reduce_sum(x),
         "shape": F.cast(_graph.apply("shape", [x])[0], F.float) * F.reduce_max(x),
-        "depth_to_space": _graph.apply("depth_to_space", [F.reshape(x, [1, 8, 3, 2])],
-                                       block=2, channels_last=False)[0],
+        "depth_to_space": _graph.apply(
+            "depth_to_space", [F.reshape(x, [1, 8, 3, 2])], block=2, channels_last=False
+        )[0],
     }
 
 

@@ -1,5 +1,6 @@
 """A small transformer block: exported by torch, converted by the real wheel, read by us;
 and the same kind of graph written by us and run by the wheel."""
+
 import io as _io
 
 import mnn.expr as F
@@ -23,8 +24,7 @@ class _Block(torch.nn.Module):
     def forward(self, x):
         b, t, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(d, -1)
-        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
-                   for z in (q, k, v))
+        q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
         att = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, -1) @ v
         x = x + self.proj(att.transpose(1, 2).reshape(b, t, d))
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
@@ -36,8 +36,15 @@ def test_converted_transformer_block_matches_wheel(tmp_path, rng):
     torch.manual_seed(0)
     block = _Block().eval()
     buf = _io.BytesIO()
-    torch.onnx.export(block, torch.randn(2, 5, 32), buf, dynamo=False, input_names=["x"],
-                      output_names=["y"], opset_version=17)
+    torch.onnx.export(
+        block,
+        torch.randn(2, 5, 32),
+        buf,
+        dynamo=False,
+        input_names=["x"],
+        output_names=["y"],
+        opset_version=17,
+    )
     path = convert_onnx(onnx.load_from_string(buf.getvalue()), tmp_path)
     x = rng.standard_normal((2, 5, 32)).astype(np.float32)
     (theirs,) = wheel_run(path, {"x": x}, ["y"])
@@ -59,8 +66,7 @@ def test_attention_graph_written_by_us_runs_in_wheel(tmp_path, rng):
     att = F.softmax(F.matmul(q, k) * 0.35, -1)
     mean = F.reduce_mean(x, [2], True)
     norm = (x - mean) * F.rsqrt(F.reduce_mean(F.square(x - mean), [2], True) + 1e-5)
-    y = F.reduce_sum(att, [1]) + F.gelu_tanh(F.silu(F.matmul(norm, F.transpose(norm,
-                                                                                 [0, 2, 1]))))
+    y = F.reduce_sum(att, [1]) + F.gelu_tanh(F.silu(F.matmul(norm, F.transpose(norm, [0, 2, 1]))))
     value = rng.standard_normal((2, 5, 16)).astype(np.float32)
     x.write(value)
     path = str(tmp_path / "att.mnn")

@@ -1,5 +1,6 @@
 """Files our writer makes from express graphs run in the real MNN wheel (and in our reader)
 with numpy's results."""
+
 import mnn.expr as F
 import numpy as np
 import pytest
@@ -24,8 +25,9 @@ def _math():
 def _unary_chain():
     x = _x()
     y = F.tanh(F.sigmoid(x)) + F.floor(x) + F.square(F.sin(x)) + F.maximum(x, 0.5)
-    ref = lambda a: (np.tanh(1 / (1 + np.exp(-a))) + np.floor(a) + np.sin(a) ** 2
-                     + np.maximum(a, 0.5))
+    ref = lambda a: (
+        np.tanh(1 / (1 + np.exp(-a))) + np.floor(a) + np.sin(a) ** 2 + np.maximum(a, 0.5)
+    )
     return x, y, ref
 
 
@@ -41,23 +43,23 @@ def _shapes():
     def ref(v):
         cc = np.concatenate([v.transpose(0, 2, 1), v.reshape(2, 4, 3)], 1)
         return cc[:, :3] @ cc[:, 3:].reshape(2, 3, 5)
+
     return x, y, ref
 
 
 def _reductions():
     x = _x()
-    y = F.concat([F.reduce_sum(x, [1]), F.reduce_max(x, [1]), F.reduce_min(x, [1]),
-                  F.reduce_prod(x, [1])], 1)
+    y = F.concat(
+        [F.reduce_sum(x, [1]), F.reduce_max(x, [1]), F.reduce_min(x, [1]), F.reduce_prod(x, [1])], 1
+    )
     ref = lambda a: np.concatenate([a.sum(1), a.max(1), a.min(1), a.prod(1)], 1)
     return x, y, ref
 
 
 def _select_broadcast():
     x = _x()
-    y = F.select(F.greater(x, 0.0), x, F.broadcast_to(F.const([0.5, -1.0, 2.0, 3.0]),
-                                                      [2, 3, 4]))
-    ref = lambda a: np.where(a > 0, a, np.broadcast_to(
-        np.float32([0.5, -1, 2, 3]), a.shape))
+    y = F.select(F.greater(x, 0.0), x, F.broadcast_to(F.const([0.5, -1.0, 2.0, 3.0]), [2, 3, 4]))
+    ref = lambda a: np.where(a > 0, a, np.broadcast_to(np.float32([0.5, -1, 2, 3]), a.shape))
     return x, y, ref
 
 
@@ -65,8 +67,9 @@ def _matmul_weights():
     x = _x((3, 5))
     w = F.const(np.arange(20, dtype=np.float32).reshape(4, 5) / 10)
     y = F.matmul(x, w, False, True) + F.const(np.float32([1, 2, 3, 4]))
-    ref = lambda a: a @ (np.arange(20, dtype=np.float32).reshape(4, 5) / 10).T \
-        + np.float32([1, 2, 3, 4])
+    ref = lambda a: (
+        a @ (np.arange(20, dtype=np.float32).reshape(4, 5) / 10).T + np.float32([1, 2, 3, 4])
+    )
     return x, y, ref
 
 
@@ -99,8 +102,9 @@ def test_load_as_dict_and_inputs_outputs(tmp_path):
     inputs, outputs = io.get_inputs_and_outputs(var_map)
     assert list(inputs) == ["x"] and list(outputs) == ["y"]
     inputs["x"].write(np.float32([[0, 1], [2, 3]]))
-    np.testing.assert_allclose(outputs["y"].read(),
-                               np.minimum(np.exp(np.float32([[0, 1], [2, 3]])), 6), rtol=1e-6)
+    np.testing.assert_allclose(
+        outputs["y"].read(), np.minimum(np.exp(np.float32([[0, 1], [2, 3]])), 6), rtol=1e-6
+    )
     assert len(io.load_as_list(path)) == len({id(v.expr) for v in var_map.values()})
 
 
@@ -148,8 +152,15 @@ def test_cnn_with_weight_options_runs_in_wheel(tag, tmp_path, rng):
     (ours,) = ours_run(path, {"x": value}, ["y"])
     np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-7)
     # Quantisation error stays within what the storage allows.
-    tol = {"float": 1e-6, "external": 1e-6, "fp16": 2e-3, "q8_sym": 0.05, "q8_external": 0.05,
-           "q4_asym": 0.3, "q3_sym": 0.6}[tag]
+    tol = {
+        "float": 1e-6,
+        "external": 1e-6,
+        "fp16": 2e-3,
+        "q8_sym": 0.05,
+        "q8_external": 0.05,
+        "q4_asym": 0.3,
+        "q3_sym": 0.6,
+    }[tag]
     np.testing.assert_allclose(ours, exact, atol=tol * np.abs(exact).max())
 
 
@@ -184,8 +195,36 @@ def test_convolution_with_trainable_weights_runs_in_wheel(tmp_path, rng):
     x.write(value)
     expect = y.read()
     path = str(tmp_path / "m.mnn")
-    io.save({"y": y}, path, forInference=False)   # weights become inputs of the conv
+    io.save({"y": y}, path, forInference=False)  # weights become inputs of the conv
     (theirs,) = wheel_run(path, {"x": value}, ["y"])
     (ours,) = ours_run(path, {"x": value}, ["y"])
     np.testing.assert_allclose(theirs, expect, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ours, expect, rtol=1e-6, atol=1e-6)
+
+
+def test_file_saved_by_the_wheels_express_api(tmp_path, rng):
+    """pymnn's ``conv2d`` defaults to VALID with pads: MNN still shifts by them."""
+    import MNN
+
+    mf = MNN.expr
+    x = mf.placeholder([1, 3, 8, 8], mf.NCHW)
+    x.name = "x"
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    y = mf.conv2d(
+        mf.convert(x, mf.NC4HW4),
+        mf.const(w.ravel(), [4, 3, 3, 3], mf.NCHW),
+        mf.const(b, [4], mf.NCHW),
+        [1, 1],
+        [1, 1],
+    )
+    y = mf.softmax(mf.reshape(mf.convert(mf.relu(y), mf.NCHW), [1, -1]) * 2.0 + 1.0)
+    z = mf.reduce_sum(mf.transpose(mf.reshape(x, [3, 64]), [1, 0]), [0])
+    y.name, z.name = "y", "z"
+    path = str(tmp_path / "pymnn.mnn")
+    mf.save([y, z], path)
+    value = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    theirs = wheel_run(path, {"x": value}, ["y", "z"])
+    ours = ours_run(path, {"x": value}, ["y", "z"])
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
