@@ -149,6 +149,7 @@ class LoadedModule(Module):
         self._check_declared_shapes = not config.shape_mutable
         object.__setattr__(self, "_rebuild", None)
         object.__setattr__(self, "_shape_plans", {})  # input shapes -> Plan (shared by clones)
+        object.__setattr__(self, "_plans_lock", threading.Lock())
 
     def set_rebuild(self, rebuild):
         """Give the module a way to rebuild its graph for other input shapes.
@@ -168,10 +169,11 @@ class LoadedModule(Module):
         if plan is None:
             inputs, outputs = self._rebuild.build(dict(zip(self._input_names, key)))
             plan = Plan(inputs, outputs)
-            if len(self._shape_plans) >= _MAX_SHAPE_PLANS:
-                # Each plan holds its own weights: keep few (oldest out first).
-                self._shape_plans.pop(next(iter(self._shape_plans)))
-            self._shape_plans[key] = plan
+            with self._plans_lock:  # clones share the cache
+                if len(self._shape_plans) >= _MAX_SHAPE_PLANS:
+                    # Each plan holds its own weights: keep few (oldest out first).
+                    self._shape_plans.pop(next(iter(self._shape_plans)))
+                self._shape_plans[key] = plan
         return plan
 
     def _fits_declared(self, shapes):
@@ -286,6 +288,7 @@ class LoadedModule(Module):
                             plan=self._plan)
         object.__setattr__(twin, "_rebuild", self._rebuild)
         object.__setattr__(twin, "_shape_plans", self._shape_plans)
+        object.__setattr__(twin, "_plans_lock", self._plans_lock)
         return twin
 
     def train(self, is_training=True):
