@@ -194,3 +194,19 @@ def test_new_input_shapes_recompute_shape_chains(wheel_models):
     fixed = _ours(path, shape_mutable=False)
     with pytest.raises(MnnError, match="declares"):
         fixed.forward(np.zeros((2, 3, 4), f32))
+
+
+def test_clones_in_threads_with_changing_shapes(wheel_models):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, path = wheel_models("shape_chain")
+    m = _ours(path, thread_num=1)
+    batches = [1 + (k * 7) % 6 for k in range(24)]  # more shapes than the plan cache keeps
+
+    def run(batch):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 4)).astype(f32)
+        return x, m.clone().forward(x).read()
+
+    with ThreadPoolExecutor(2) as pool:
+        for x, got in pool.map(run, batches):
+            np.testing.assert_allclose(got, x.reshape(len(x), 12) * 2, rtol=1e-6)
