@@ -250,7 +250,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 def _q_var(q, scale):
     if isinstance(q, Var):
-        return cast(q, np.float64) * (1.0 / scale)
+        return cast(q, np.float64) / scale
     return const(np.asarray(q, dtype=np.float64) / scale)
 
 
