@@ -1,0 +1,150 @@
+"""Single NN ops: mnn.express vs torch vs onnxruntime, float32, 1 and 2 threads.
+
+Each op runs as a graph built once on a placeholder (write the input, read the output),
+as a model would run it; torch runs the functional op under no_grad; onnxruntime runs a
+one-node model. Prints median milliseconds and ratios ours/theirs (< 1: we are faster).
+
+Usage: ``python benchmarks/bench_nn_ops.py [--repeat 30] [--threads 1 2]``
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+import torch
+import torch.nn.functional as TF
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import mnn.expr as F  # noqa: E402
+
+RNG = np.random.default_rng(0)
+
+
+def _arr(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _onnx(op, x, inits, attrs, extra_inputs=()):
+    names = ["x"] + [f"i{k}" for k in range(len(inits))] + list(extra_inputs)
+    node = helper.make_node(op, names, ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor(f"i{k}", TensorProto.FLOAT, a.shape, a.ravel())
+         for k, a in enumerate(inits)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def cases():
+    """(name, input, ours(Var) -> Var, torch(tensor) -> tensor, onnx model)."""
+    out = []
+    x = _arr(1, 64, 56, 56)
+    w3, b = _arr(64, 64, 3, 3), _arr(64)
+    out.append(("conv3x3 64ch 56x56", x,
+                lambda v: F.conv2d(v, F.const(w3), F.const(b), padding=(1, 1)),
+                lambda t, w=torch.tensor(w3), bb=torch.tensor(b): TF.conv2d(t, w, bb, 1, 1),
+                _onnx("Conv", x, [w3, b], dict(pads=[1, 1, 1, 1]))))
+    xd, wd = _arr(1, 144, 56, 56), _arr(144, 1, 3, 3)
+    out.append(("depthwise3x3 144ch 56x56", xd,
+                lambda v: F.conv2d(v, F.const(wd), None, padding=(1, 1), group=144),
+                lambda t, w=torch.tensor(wd): TF.conv2d(t, w, None, 1, 1, 1, 144),
+                _onnx("Conv", xd, [wd], dict(pads=[1, 1, 1, 1], group=144))))
+    x1, w1 = _arr(1, 64, 56, 56), _arr(256, 64, 1, 1)
+    out.append(("conv1x1 64->256 56x56", x1,
+                lambda v: F.conv2d(v, F.const(w1)),
+                lambda t, w=torch.tensor(w1): TF.conv2d(t, w),
+                _onnx("Conv", x1, [w1], {})))
+    xp = _arr(1, 64, 112, 112)
+    out.append(("maxpool3x3 s2 64ch 112x112", xp,
+                lambda v: F.max_pool(v, (3, 3), (2, 2), pads=(1, 1)),
+                lambda t: TF.max_pool2d(t, 3, 2, 1),
+                _onnx("MaxPool", xp, [], dict(kernel_shape=[3, 3], strides=[2, 2],
+                                               pads=[1, 1, 1, 1]))))
+    out.append(("avgpool2x2 s2 64ch 112x112", xp,
+                lambda v: F.avg_pool(v, (2, 2), (2, 2)),
+                lambda t: TF.avg_pool2d(t, 2, 2),
+                _onnx("AveragePool", xp, [], dict(kernel_shape=[2, 2], strides=[2, 2]))))
+    a, bm = _arr(256, 512), _arr(512, 512)
+    out.append(("matmul 256x512x512", a,
+                lambda v: F.matmul(v, F.const(bm)),
+                lambda t, m=torch.tensor(bm): t @ m,
+                _onnx("MatMul", a, [bm], {})))
+    s = _arr(64, 1000)
+    out.append(("softmax 64x1000", s, lambda v: F.softmax(v, -1),
+                lambda t: torch.softmax(t, -1), _onnx("Softmax", s, [], dict(axis=-1))))
+    ln, g, be = _arr(128, 768), _arr(768), _arr(768)
+    out.append(("layer_norm 128x768", ln,
+                lambda v: F.layer_norm(v, -1, F.const(g), F.const(be), 1e-5),
+                lambda t, gg=torch.tensor(g), bb=torch.tensor(be):
+                    TF.layer_norm(t, (768,), gg, bb, 1e-5),
+                _onnx("LayerNormalization", ln, [g, be], dict(axis=-1, epsilon=1e-5))))
+    return out
+
+
+def _median_ms(fn, repeat):
+    """(wall, cpu) medians in ms. CPU time is process time (all threads): on a loaded
+    machine wall time mostly measures waiting for a core, so at one thread the CPU
+    time is the fairer comparison (at two, spinning worker threads inflate it)."""
+    fn()
+    wall, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return float(np.median(wall) * 1e3), float(np.median(cpu) * 1e3)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}  "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print("wall / cpu: median milliseconds of wall and process CPU time")
+    print(f"{'op':28s} {'thr':>3s} {'mnn wall/cpu':>14s} {'torch wall/cpu':>15s} "
+          f"{'ort wall/cpu':>14s} {'mnn/torch':>10s} {'mnn/ort':>10s}")
+    for name, x, ours, theirs, model in cases():
+        xv = F.placeholder(list(x.shape))
+        yv = ours(xv)
+        tx = torch.tensor(x)
+        for n in args.threads:
+            F.set_thread_number(n)
+            torch.set_num_threads(n)
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = n
+            sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                        providers=["CPUExecutionProvider"])
+
+            def run_ours():
+                xv.write(x)
+                return yv.read()
+
+            def run_torch():
+                with torch.no_grad():
+                    return theirs(tx)
+
+            def run_ort():
+                return sess.run(None, {"x": x})[0]
+
+            ref = run_torch().numpy()
+            for got in (np.asarray(run_ours()), run_ort()):
+                np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
+            runs = {f: [] for f in (run_ours, run_torch, run_ort)}
+            for _ in range(2):  # interleaved rounds; keep each peer's best round
+                for f in runs:
+                    runs[f].append(_median_ms(f, args.repeat))
+            (aw, ac), (bw, bc), (cw, cc) = (
+                (min(r[0] for r in v), min(r[1] for r in v)) for v in runs.values())
+            print(f"{name:28s} {n:3d} {aw:6.2f}/{ac:6.2f} {bw:7.2f}/{bc:6.2f} "
+                  f"{cw:6.2f}/{cc:6.2f} {aw / bw:4.2f}/{ac / bc:4.2f} "
+                  f"{aw / cw:4.2f}/{ac / cc:4.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
