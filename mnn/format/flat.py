@@ -147,9 +147,11 @@ class _Reader:
         if elem in SCALAR_FORMATS:
             size = SCALAR_FORMATS[elem][1]
             start, length = self.vector_header(pos, size, where)
+            # A read-only view of the file's bytes: no copy (consumers copy what they keep).
             arr = np.frombuffer(self.buf, dtype=_NUMPY[elem], count=length, offset=start)
-            arr = arr.astype(arr.dtype.newbyteorder("="), copy=True)
-            arr.flags.writeable = False
+            if not arr.dtype.isnative:
+                arr = arr.astype(arr.dtype.newbyteorder("="))
+                arr.flags.writeable = False
             return arr
         start, length = self.vector_header(pos, 4, where)
         items = []
@@ -273,8 +275,22 @@ def _write_table(builder, name, obj, where):
     return builder.EndObject()
 
 
+def _estimate(obj):
+    """Bytes a dict shaped like :func:`decode`'s result needs (so the Builder, which grows
+    by copying, is allocated once)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes + 8
+    if isinstance(obj, dict):
+        return 64 + sum(_estimate(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return 8 + sum(_estimate(v) for v in obj)
+    if isinstance(obj, str):
+        return len(obj) * 4 + 8
+    return 8
+
+
 def encode(obj, root="Net"):
     """Encode a dict shaped like :func:`decode`'s result into FlatBuffer bytes."""
-    builder = flatbuffers.Builder(1 << 16)
+    builder = flatbuffers.Builder(_estimate(obj) + 1024)
     builder.Finish(_write_table(builder, root, obj, root))
     return bytes(builder.Output())
