@@ -9,7 +9,7 @@ read for padded column ``j`` (``-1`` reads the constant border value 0), likewis
 """
 from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free
-from libc.math cimport lrint
+from libc.math cimport lrint, nearbyintf
 
 ctypedef unsigned char uchar
 
@@ -36,16 +36,32 @@ cdef inline double saturate_to(double v, double lo, double hi) noexcept nogil:
 
 def row_pass(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
              const float[::1] kx, float[:, ::1] tmp, int nthreads):
-    """tmp[y, x*cn + c] = sum_k kx[k] * src[y, xidx[x + k]*cn + c] (0 where xidx < 0)."""
+    """tmp[y, x*cn + c] = sum_k kx[k] * src[y, xidx[x + k]*cn + c] (0 where xidx < 0).
+
+    Columns whose taps all fall inside the row are computed tap by tap over contiguous
+    memory (vectorisable); only the few border columns use the index table.
+    """
     cdef Py_ssize_t h = src.shape[0], w = tmp.shape[1] // cn, K = kx.shape[0]
-    cdef Py_ssize_t y, x, c, k, sx
-    cdef float acc
+    cdef Py_ssize_t y, x, c, k, sx, j, lo_x, hi_x, off, m
+    cdef float acc, kk
     cdef const src_t* row
     cdef float* out
+    # Interior columns: x with xidx[x + k] == x + k - anchor for every k.
+    lo_x = 0
+    while lo_x < w and not _plain(xidx, lo_x, K, w):
+        lo_x += 1
+    hi_x = w
+    while hi_x > lo_x and not _plain(xidx, hi_x - 1, K, w):
+        hi_x -= 1
+    off = xidx[lo_x] - lo_x if lo_x < w else 0  # = -anchor on interior columns
     for y in prange(h, nogil=True, num_threads=nthreads, schedule="static"):
         row = &src[y, 0]
         out = &tmp[y, 0]
         for x in range(w):
+            if x == lo_x and hi_x > lo_x:
+                continue
+            if lo_x < x < hi_x:
+                continue
             for c in range(cn):
                 acc = 0
                 for k in range(K):
@@ -53,6 +69,27 @@ def row_pass(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
                     if sx >= 0:
                         acc = acc + kx[k] * <float>row[sx * cn + c]
                 out[x * cn + c] = acc
+        if hi_x > lo_x:
+            m = (hi_x - lo_x) * cn
+            kk = kx[0]
+            for j in range(lo_x * cn, hi_x * cn):
+                out[j] = kk * <float>row[j + off * cn]
+            for k in range(1, K):
+                kk = kx[k]
+                for j in range(lo_x * cn, hi_x * cn):
+                    out[j] = out[j] + kk * <float>row[j + (off + k) * cn]
+
+
+cdef inline bint _plain(const int[::1] xidx, Py_ssize_t x, Py_ssize_t K,
+                        Py_ssize_t w) noexcept nogil:
+    """True when column x reads K consecutive in-range source columns."""
+    cdef Py_ssize_t k, first = xidx[x]
+    if first < 0 or first + K > w:
+        return False
+    for k in range(1, K):
+        if xidx[x + k] != first + k:
+            return False
+    return True
 
 
 def col_pass(const float[:, ::1] tmp, const int[::1] yidx, const float[::1] ky,
@@ -60,8 +97,10 @@ def col_pass(const float[:, ::1] tmp, const int[::1] yidx, const float[::1] ky,
              int nthreads):
     """dst[y, j] = scale * sum_k ky[k] * tmp[yidx[y + k], j] + delta (saturated)."""
     cdef Py_ssize_t h = dst.shape[0], m = dst.shape[1], K = ky.shape[0], y, j, k, sy
-    cdef double v
+    cdef float v, kk, fs = <float>scale, fd = <float>delta, flo = <float>lo, fhi = <float>hi
     cdef float* acc
+    cdef const float* r
+    cdef out_t* o
     with nogil, parallel(num_threads=nthreads):
         acc = <float*>malloc(m * sizeof(float))
         for y in prange(h, schedule="static"):
@@ -70,14 +109,18 @@ def col_pass(const float[:, ::1] tmp, const int[::1] yidx, const float[::1] ky,
             for k in range(K):
                 sy = yidx[y + k]
                 if sy >= 0:
+                    r = &tmp[sy, 0]
+                    kk = ky[k]
                     for j in range(m):
-                        acc[j] = acc[j] + ky[k] * tmp[sy, j]
+                        acc[j] = acc[j] + kk * r[j]
+            o = &dst[y, 0]
             for j in range(m):
-                v = scale * acc[j] + delta
+                v = fs * acc[j] + fd
                 if out_t is float or out_t is double:
-                    dst[y, j] = <out_t>v
+                    o[j] = <out_t>v
                 else:
-                    dst[y, j] = <out_t>saturate_to(v, lo, hi)
+                    v = nearbyintf(v)
+                    o[j] = <out_t>(flo if v < flo else (fhi if v > fhi else v))
         free(acc)
 
 

@@ -14,7 +14,7 @@ replaced, never out of bounds.
 """
 from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free
-from libc.math cimport lrint, floor, isnan
+from libc.math cimport lrint, floor, isnan, nearbyintf
 
 ctypedef unsigned char uchar
 
@@ -159,6 +159,9 @@ def warp(const pix_t[:, :, ::1] src, pix_t[:, :, ::1] dst, int mode, int fixed,
     cdef int fidx, bmode
     cdef bint inside, outside
     cdef const pix_t* s = &src[0, 0, 0]
+    cdef const pix_t* p0
+    cdef const pix_t* p1
+    cdef float ax, ay, ft, fb
     cdef pix_t* d
     cdef const int* ad = &adelta[0]
     cdef const int* bd = &bdelta[0]
@@ -200,6 +203,24 @@ def warp(const pix_t[:, :, ::1] src, pix_t[:, :, ::1] dst, int mode, int fixed,
                     posy = floor(fys[x])
                     sx = <Py_ssize_t>posx - half
                     sy = <Py_ssize_t>posy - half
+                    if ksize == 2 and sx >= 0 and sy >= 0 and sx + 2 <= w and sy + 2 <= h:
+                        # Fast path: bilinear fully inside the image.
+                        ax = <float>(fxs[x] - posx)
+                        ay = <float>(fys[x] - posy)
+                        p0 = s + (sy * w + sx) * cn
+                        p1 = p0 + w * cn
+                        for c in range(cn):
+                            ft = <float>p0[c] + ax * (<float>p0[c + cn] - <float>p0[c])
+                            fb = <float>p1[c] + ax * (<float>p1[c + cn] - <float>p1[c])
+                            ft = ft + ay * (fb - ft)
+                            if pix_t is float or pix_t is double:
+                                d[x * cn + c] = <pix_t>ft
+                            elif pix_t is uchar:
+                                d[x * cn + c] = <uchar>(ft + <float>0.5)
+                            else:
+                                ft = nearbyintf(ft)
+                                d[x * cn + c] = <pix_t>(lo if ft < lo else (hi if ft > hi else ft))
+                        continue
                     kernel_weights(ksize, fxs[x] - posx, wx)
                     kernel_weights(ksize, fys[x] - posy, wy)
                 inside = sx >= 0 and sy >= 0 and sx + ksize <= w and sy + ksize <= h
