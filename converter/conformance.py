@@ -167,8 +167,31 @@ def _compare(name, got, want):
         np.testing.assert_array_equal(got, want, err_msg=f"output {name}")
 
 
-def run_case(case):
-    """Convert and run one case; returns None on success or a one-line failure reason."""
+def _through_file(graph):
+    """Write the converted graph to .mnn bytes (constants folded first, as mnnconvert
+    does), read them back with the file reader: an OnnxGraph over the loaded Vars."""
+    from mnn.format.reader import load_graph
+    from mnn.format.writer import write_model
+
+    from .cli import _distinct_outputs
+    from .onnx.loader import OnnxGraph
+    from .passes import optimize
+
+    optimize(list(graph.outputs.values()))
+    data = write_model(_distinct_outputs(graph.inputs, graph.outputs))
+    loaded = load_graph(bytes(data))
+    # An input no output depends on is not in the file: keep the converted placeholder
+    # (writing it changes nothing the outputs read).
+    inputs = {n: loaded.tensors.get(n, var) for n, var in graph.inputs.items()}
+    outputs = {n: loaded.tensors[n] for n in graph.outputs}
+    return OnnxGraph(inputs, outputs, graph.opset)
+
+
+def run_case(case, through_file=False):
+    """Convert and run one case; returns None on success or a one-line failure reason.
+
+    With ``through_file`` the converted graph goes through the .mnn writer and reader
+    before it runs."""
     from .onnx.loader import convert_graph, unsupported_ops
 
     try:
@@ -180,6 +203,8 @@ def run_case(case):
             shapes = {n: list(np.shape(_as_array(a))) for n, a in zip(names, inputs)
                       if not isinstance(a, list)}
             graph = convert_graph(case.model, input_shapes=shapes)
+            if through_file:
+                graph = _through_file(graph)
             inputs = [_as_array(a) for a in inputs]
             outputs = [_as_array(a) for a in outputs]
             feeds = dict(zip(names, inputs))
@@ -194,7 +219,7 @@ def run_case(case):
         return f"{type(exc).__name__}: " + (str(exc).strip().splitlines() or [""])[0][:200]
 
 
-def run_suite(cases=None, focus_only=False, pattern=None):
+def run_suite(cases=None, focus_only=False, pattern=None, through_file=False):
     """Run cases; returns dict name -> (op, in_focus, failure reason or None,
     uses control flow)."""
     if cases is None:
@@ -207,7 +232,8 @@ def run_suite(cases=None, focus_only=False, pattern=None):
             continue
         if regex is not None and not regex.search(case.name):
             continue
-        results[case.name] = (case_op(case), focus, run_case(case), uses_control_flow(case))
+        results[case.name] = (case_op(case), focus, run_case(case, through_file),
+                              uses_control_flow(case))
     return results
 
 
@@ -238,8 +264,11 @@ def main(argv=None):
     parser.add_argument("--focus", action="store_true", help="only the focus set")
     parser.add_argument("-v", "--verbose", action="store_true", help="print failures")
     parser.add_argument("--passes-file", help="write the names of passing tests here")
+    parser.add_argument("--through-file", action="store_true",
+                        help="write each converted graph to .mnn and read it back first")
     args = parser.parse_args(argv)
-    results = run_suite(focus_only=args.focus, pattern=args.pattern)
+    results = run_suite(focus_only=args.focus, pattern=args.pattern,
+                        through_file=args.through_file)
     _report(results, verbose=args.verbose)
     if args.passes_file:
         with open(args.passes_file, "w") as fh:
