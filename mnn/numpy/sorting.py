@@ -14,7 +14,8 @@ from ..express.var import const
 from ._util import asvar, axes_tuple, axis_index
 
 __all__ = ["sort", "argsort", "msort", "lexsort", "partition", "argpartition", "argmax",
-           "argmin", "nanargmax", "nanargmin", "searchsorted", "count_nonzero"]
+           "argmin", "nanargmax", "nanargmin", "searchsorted", "count_nonzero", "isin",
+           "intersect1d", "union1d", "setdiff1d", "setxor1d"]
 
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
@@ -143,3 +144,59 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     if not axes:
         return cast(mask, np.int32)
     return _red.reduce_sum(cast(mask, np.int32), list(axes), keepdims=bool(keepdims))
+
+
+# -- set routines -----------------------------------------------------------------------
+
+def _sorted_unique(x):
+    return _nsort.unique(_mv.reshape(asvar(x), [-1]))[0]
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Whether each element of ``element`` occurs in ``test_elements`` (shape of
+    ``element``)."""
+    elem = asvar(element)
+    table = _sorted_unique(test_elements)
+    if table.shape[0] == 0:
+        from .creation import zeros
+
+        found = zeros(elem.shape, np.bool_)
+    else:
+        pos = _nsort.searchsorted(table, elem, "left")
+        pos = _ew.minimum(pos, table.shape[0] - 1)
+        found = _ew.equal(_nps.take(table, pos, 0), elem)
+    return _ew.logical_not(found) if invert else found
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    """Sorted unique values found in both inputs (with their first indices in each when
+    ``return_indices``)."""
+    a = _mv.reshape(asvar(ar1), [-1])
+    b = _mv.reshape(asvar(ar2), [-1])
+    ua, ia = _nsort.unique(a, return_index=True)
+    common = _nsort.compress(isin(ua, b), ua, None)
+    if not return_indices:
+        return common
+    ub, ib = _nsort.unique(b, return_index=True)
+    pick_a = _nsort.compress(isin(ua, b), ia, None)
+    pick_b = _nsort.compress(isin(ub, a), ib, None)
+    return common, pick_a, pick_b
+
+
+def union1d(ar1, ar2):
+    """Sorted unique values found in either input."""
+    both = _mv.concat([_mv.reshape(asvar(ar1), [-1]), _mv.reshape(asvar(ar2), [-1])], 0)
+    return _nsort.unique(both)[0]
+
+
+def setdiff1d(ar1, ar2, assume_unique=False):
+    """Sorted unique values of ``ar1`` that are not in ``ar2``."""
+    ua = _sorted_unique(ar1) if not assume_unique else _mv.reshape(asvar(ar1), [-1])
+    return _nsort.compress(isin(ua, ar2, invert=True), ua, None)
+
+
+def setxor1d(ar1, ar2, assume_unique=False):
+    """Sorted unique values found in exactly one of the inputs."""
+    ua, ub = _sorted_unique(ar1), _sorted_unique(ar2)
+    values, counts = _nsort.unique(_mv.concat([ua, ub], 0), return_counts=True)
+    return _nsort.compress(_ew.equal(counts, 1), values, None)

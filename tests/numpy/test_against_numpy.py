@@ -257,6 +257,11 @@ CASES = [
     C("cumsum", f32), C("cumsum", i32, axis=1), C("cumsum", b, axis=0),
     C("cumprod", pos, axis=0), C("cumprod", i32, dtype=np.float64),
     C("nancumsum", nan_f, axis=1), C("nancumprod", nan_f),
+    C("isin", i32, ints5), C("isin", f32, nan_f, invert=True),
+    C("isin", ints5, np.array([], np.int32)),
+    C("intersect1d", i32, ints5), C("intersect1d", i32, ints5, return_indices=True),
+    C("union1d", i32, ints5), C("setdiff1d", i32, ints5), C("setxor1d", i32, ints5),
+    C("setdiff1d", ints5, np.array([], np.int32)),
     # -- pad and products -----------------------------------------------------------------
     C("pad", f32, 2), C("pad", f32, ((1, 0), (2, 3)), mode="reflect"),
     C("pad", i32, (1, 2), mode="edge"), C("pad", f64, 1, mode="wrap"),

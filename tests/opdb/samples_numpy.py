@@ -243,8 +243,10 @@ def _unique_ref(a, axis, equal_nan, extras):
     out = np.unique(a, return_index=extras[0], return_inverse=extras[1],
                     return_counts=extras[2], axis=axis, equal_nan=equal_nan)
     if not any(extras):
-        return [out]
-    return [out[0]] + [_i32(r).reshape(-1) for r in out[1:]]
+        out = (out,)
+    rest = iter(out[1:])
+    return [out[0]] + [_i32(next(rest)).reshape(-1) if wanted else np.zeros(0, np.int32)
+                       for wanted in extras]
 
 
 for _dt in ALL_DTYPES:

@@ -22,14 +22,19 @@ _INDEX = np.dtype(np.int32)
 # -- unique -----------------------------------------------------------------------------
 
 def _unique_numpy(x, axis, equal_nan, extras):
-    """numpy's unique with only the requested extras (each costs a sort or a pass)."""
+    """numpy's unique with only the requested extras computed (each costs a sort or a
+    pass); an extra not requested is an empty int32 array, so the op always has four
+    outputs and can follow ops whose output sizes are only known once computed."""
     with_index, with_inverse, with_counts = extras
     out = np.unique(x, return_index=with_index, return_inverse=with_inverse,
                     return_counts=with_counts, axis=axis, equal_nan=equal_nan)
-    if not any(extras):
-        return [out]
-    values, rest = out[0], list(out[1:])
-    return [values] + [r.astype(_INDEX).reshape(-1) for r in rest]
+    rest = iter(out[1:]) if any(extras) else iter(())
+    values = out[0] if any(extras) else out
+    result = [values]
+    for wanted in extras:
+        result.append(next(rest).astype(_INDEX).reshape(-1) if wanted
+                      else np.zeros(0, _INDEX))
+    return result
 
 
 def _unique_infer(metas, axis, equal_nan, extras):
@@ -38,14 +43,14 @@ def _unique_infer(metas, axis, equal_nan, extras):
         axis_of(axis, len(x.shape))
     # Sizes depend on the data; even for constants they are left to the compute, which
     # would otherwise sort twice.
-    return [(None, x.dtype)] + [(None, _INDEX)] * sum(bool(e) for e in extras)
+    return [(None, x.dtype)] + [(None if wanted else (0,), _INDEX) for wanted in extras]
 
 
 def _unique_compute(arrays, axis, equal_nan, extras):
     return _unique_numpy(arrays[0], axis, equal_nan, extras)
 
 
-register(OpDef("unique", _unique_infer, _unique_compute, n_outputs=-1))
+register(OpDef("unique", _unique_infer, _unique_compute, n_outputs=4))
 
 
 def unique(x, axis=None, equal_nan=True, return_index=False, return_inverse=False,
@@ -68,8 +73,9 @@ def unique(x, axis=None, equal_nan=True, return_index=False, return_inverse=Fals
     """
     x = to_var(x)
     extras = (bool(return_index), bool(return_inverse), bool(return_counts))
-    return apply("unique", [x], axis=None if axis is None else axis_of(axis, x.ndim),
+    outs = apply("unique", [x], axis=None if axis is None else axis_of(axis, x.ndim),
                  equal_nan=bool(equal_nan), extras=extras)
+    return [outs[0]] + [o for o, wanted in zip(outs[1:], extras) if wanted]
 
 
 # -- searchsorted / digitize ------------------------------------------------------------
