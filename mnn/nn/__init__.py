@@ -10,7 +10,7 @@ from .conv import Conv, ConvTranspose, conv, conv_transpose
 from .layers import (BatchNorm, Dropout, Embedding, LayerNorm, Linear, batch_norm, dropout,
                      embedding, layer_norm, linear, trainable)
 from .module import Module
-from .loader import load_module_from_buffer, load_module_from_file
+from .loader import load_module, load_module_from_buffer, load_module_from_file
 from .recurrent import GRU, LSTM, gru, lstm
 
 __all__ = ["Module", "init", "loss", "linear", "dropout", "batch_norm", "layer_norm",

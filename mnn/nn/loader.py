@@ -108,6 +108,29 @@ class ShapeRebuild:
         return inputs, outputs
 
 
+def load_module(inputs, outputs, for_training):
+    """A Module over the graph between ``inputs`` and ``outputs`` (pymnn's ``load_module``).
+
+    Parameters
+    ----------
+    inputs, outputs : list of Var
+        E.g. from ``F.load_as_dict``: the tensors to feed and to return.
+    for_training : bool
+        False: a compiled inference module (:class:`mnn.runtime.module.LoadedModule`).
+        True: a module that builds the graph anew on each ``forward``, with the weights of
+        convolutions and matrix products as trainable parameters, for fine-tuning
+        (:class:`mnn.runtime.extract.ExtractedModule`).
+    """
+    inputs, outputs = list(inputs), list(outputs)
+    if for_training:
+        from ..runtime.extract import ExtractedModule
+
+        return ExtractedModule(inputs, outputs)
+    from ..runtime.module import LoadedModule
+
+    return LoadedModule(inputs, outputs, [v.name for v in inputs], [v.name for v in outputs])
+
+
 def load_module_from_buffer(buffer, input_names, output_names, **kwargs):
     """:func:`load_module_from_file` on the model file's bytes."""
     if not isinstance(buffer, (bytes, bytearray, memoryview)):
