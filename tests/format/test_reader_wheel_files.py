@@ -193,3 +193,32 @@ def test_converted_file_from_bytes(tmp_path, rng):
     np.testing.assert_array_equal(
         ours_run(data, {"x": x}, ["y"])[0], ours_run(path, {"x": x}, ["y"])[0]
     )
+
+
+@pytest.mark.parametrize("asymmetric", [True, False])
+def test_sparse_quantised_weights_match_wheel(asymmetric, tmp_path, rng):
+    """IDST type 2 (sparse codebook), written by the converter for mostly-zero weights."""
+    from mnn.format import flat
+
+    w = rng.standard_normal((16, 32, 3, 3)).astype(np.float32)
+    w[rng.random(w.shape) < 0.9] = 0
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "W"], ["y"], pads=[1, 1, 1, 1])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "W")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    # (the wheel's plain --weightQuantBits is asymmetric; the flag makes it symmetric)
+    flags = ["--weightQuantBits", "8", "--detectSparseSpeedUp"]
+    flags += [] if asymmetric else ["--weightQuantAsymmetric"]
+    path = convert_onnx(model, tmp_path, *flags)
+    net = flat.decode(pathlib.Path(path).read_bytes())
+    (conv,) = [op for op in net["oplists"] if op["main_type"] == "Convolution2D"]
+    assert conv["main"]["quanParameter"]["type"] == 2
+    assert (conv["main"]["quanParameter"]["readType"] != 0) == asymmetric
+    x = rng.standard_normal((1, 32, 6, 6)).astype(np.float32)
+    (theirs,) = wheel_run(path, {"x": x}, ["y"])
+    (ours,) = ours_run(path, {"x": x}, ["y"])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5 * np.abs(theirs).max())
