@@ -173,6 +173,14 @@ QUANT_FLAGS = {
     "fp16": ["--fp16"],
     "external": ["--saveExternalData"],
     "q8_external": ["--weightQuantBits", "8", "--saveExternalData"],
+    "q4_fp16_scales": ["--weightQuantBits", "4", "--weightQuantScaleBit", "16"],
+    "q4_fp16_scales_external": [
+        "--weightQuantBits",
+        "4",
+        "--weightQuantScaleBit",
+        "16",
+        "--saveExternalData",
+    ],
 }
 
 
