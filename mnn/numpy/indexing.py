@@ -78,7 +78,9 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 
 def unravel_index(indices, shape, order="C"):
     """A tuple of coordinate Vars for flat ``indices`` in an array of ``shape``."""
-    return _nsig.np_unravel_index(asvar(indices), shape, order)
+    shape = tuple(int(d) for d in np.atleast_1d(shape))
+    coords = _nsig.np_unravel_index(asvar(indices), shape, order)
+    return tuple(_nps.take(coords, const(np.int32(i)), 0) for i in range(len(shape)))
 
 
 def diag_indices(n, ndim=2):

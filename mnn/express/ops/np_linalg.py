@@ -182,33 +182,46 @@ def linalg_slogdet(a):
 
 # -- svd --------------------------------------------------------------------------------
 
-def _svd_infer(metas, full_matrices, compute_uv):
-    shape = metas[0].shape
+def _svd_shapes(meta, full_matrices):
+    shape = meta.shape
     if len(shape) < 2:
         raise OpError(f"svd needs at least a 2-d input, got shape {list(shape)}")
     m, n = shape[-2], shape[-1]
     k = min(m, n)
     batch = tuple(shape[:-2])
-    dtype = _float_dtype(metas[0].dtype)
-    s = (batch + (k,), dtype)
-    if not compute_uv:
-        return [s]
+    dtype = _float_dtype(meta.dtype)
     u = (batch + (m, m if full_matrices else k), dtype)
+    s = (batch + (k,), dtype)
     vh = (batch + (n if full_matrices else k, n), dtype)
-    return [u, s, vh]
+    return u, s, vh
 
 
-def _svd_compute(arrays, full_matrices, compute_uv):
+def _svd_infer(metas, full_matrices):
+    return list(_svd_shapes(metas[0], full_matrices))
+
+
+def _svd_compute(arrays, full_matrices):
     a = arrays[0]
     dtype = _float_dtype(a.dtype)
-    out = _linalg_errors(np.linalg.svd, a.astype(dtype), full_matrices=full_matrices,
-                         compute_uv=compute_uv)
-    if not compute_uv:
-        return [np.asarray(out, dtype=dtype)]
+    out = _linalg_errors(np.linalg.svd, a.astype(dtype), full_matrices=full_matrices)
     return [np.asarray(o, dtype=dtype) for o in out]
 
 
-register(OpDef("linalg_svd", _svd_infer, _svd_compute, n_outputs=-1))
+register(OpDef("linalg_svd", _svd_infer, _svd_compute, n_outputs=3))
+
+
+def _svdvals_infer(metas):
+    return [_svd_shapes(metas[0], False)[1]]
+
+
+def _svdvals_compute(arrays):
+    a = arrays[0]
+    dtype = _float_dtype(a.dtype)
+    out = _linalg_errors(np.linalg.svd, a.astype(dtype), compute_uv=False)
+    return np.asarray(out, dtype=dtype)
+
+
+register(OpDef("linalg_svdvals", _svdvals_infer, _svdvals_compute))
 
 
 def linalg_svd(a, full_matrices=True, compute_uv=True):
@@ -219,8 +232,9 @@ def linalg_svd(a, full_matrices=True, compute_uv=True):
     list of Var
         ``[u, s, vh]``, or ``[s]`` when ``compute_uv`` is False.
     """
-    return apply("linalg_svd", [to_var(a)], full_matrices=bool(full_matrices),
-                 compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return apply("linalg_svdvals", [to_var(a)])
+    return apply("linalg_svd", [to_var(a)], full_matrices=bool(full_matrices))
 
 
 # -- einsum -----------------------------------------------------------------------------

@@ -329,7 +329,7 @@ def _unravel_infer(metas, dims, order):
         raise OpError(f"indices must be integers, got {idx.dtype}")
     if order not in ("C", "F"):
         raise OpError(f"order must be 'C' or 'F', got {order!r}")
-    return [(idx.shape, _INDEX)] * len(dims)
+    return [((len(dims),) + tuple(idx.shape), _INDEX)]
 
 
 def _unravel_compute(arrays, dims, order):
@@ -337,16 +337,19 @@ def _unravel_compute(arrays, dims, order):
         out = np.unravel_index(arrays[0], dims, order=order)
     except ValueError as exc:
         raise OpError(str(exc)) from None
-    return [np.asarray(o, dtype=_INDEX) for o in out]
+    return np.stack([np.asarray(o, dtype=_INDEX) for o in out]).reshape(
+        (len(dims),) + arrays[0].shape)
 
 
-register(OpDef("np_unravel_index", _unravel_infer, _unravel_compute, n_outputs=-1))
+register(OpDef("np_unravel_index", _unravel_infer, _unravel_compute))
 
 
 def np_unravel_index(indices, shape, order="C"):
-    """Coordinate arrays (one per dimension of ``shape``) of the flat ``indices``."""
-    return tuple(apply("np_unravel_index", [to_var(indices)], dims=int_tuple(shape),
-                       order=str(order)))
+    """Coordinates of the flat ``indices`` in an array of ``shape``, stacked: row ``i``
+    holds the coordinates along axis ``i`` (one output, so the op also follows ops whose
+    output sizes are only known once computed)."""
+    return apply("np_unravel_index", [to_var(indices)], dims=int_tuple(shape),
+                 order=str(order))[0]
 
 
 # -- pad (numpy's modes) ----------------------------------------------------------------
