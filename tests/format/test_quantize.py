@@ -92,3 +92,31 @@ def test_decoder_refuses_corrupted_buffers():
         quantize.decode_idst(dict(quan, type=7), "m", 64)
     with pytest.raises(ModelFileError, match="scale groups"):
         quantize.decode_idst(dict(quan, alpha=quan["alpha"][:6]), "m", 64)
+
+
+def test_raw_int8_type4_decodes_with_scales():
+    """IDST type 4: the buffer holds the int8 values themselves (one scale per row here)."""
+    q = np.arange(-6, 6, dtype=np.int8).reshape(3, 4)
+    alpha = np.float32([0.5, 0.25, 2.0])
+    quan = {
+        "buffer": q.reshape(-1),
+        "alpha": alpha,
+        "type": 4,
+        "readType": 0,
+        "aMin": 0,
+        "quantScale": 1.0,
+        "has_scaleInt": False,
+        "shapeInt32": False,
+        "index": None,
+        "alphaFp16": None,
+        "scaleStorage": 0,
+        "weightSize": 0,
+    }
+    np.testing.assert_array_equal(
+        quantize.decode_idst(quan, "m", 12), (q * alpha[:, None]).reshape(-1)
+    )
+    # Old type-4 files (aMin and quantScale both 0) are asymmetric (min, scale) pairs.
+    pairs = np.float32([1.0, 0.5, -1.0, 0.25, 0.0, 2.0])
+    old = dict(quan, alpha=pairs, quantScale=0.0)
+    expect = q * pairs[1::2, None] + (pairs[0::2] + 128 * pairs[1::2])[:, None]
+    np.testing.assert_allclose(quantize.decode_idst(old, "m", 12), expect.reshape(-1))
