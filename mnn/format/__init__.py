@@ -20,5 +20,15 @@ stays in one place.
 
 from .errors import ModelFileError
 from .json_dump import to_json
+from .reader import LoadedGraph, load_graph, read_net
+from .writer import EncodeOptions, write_model
 
-__all__ = ["ModelFileError", "to_json"]
+__all__ = [
+    "EncodeOptions",
+    "LoadedGraph",
+    "ModelFileError",
+    "load_graph",
+    "read_net",
+    "to_json",
+    "write_model",
+]
