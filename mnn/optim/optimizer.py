@@ -41,6 +41,19 @@ def _module_parameters(module):
     return params
 
 
+def _reads_placeholder(var):
+    seen, stack = set(), [var.expr]
+    while stack:
+        expr = stack.pop()
+        if expr.id in seen:
+            continue
+        seen.add(expr.id)
+        if expr.kind == "placeholder":
+            return True
+        stack.extend(v.expr for v in expr.inputs)
+    return False
+
+
 class Optimizer:
     """Base of every optimizer (pymnn's ``MNN.optim.Optimizer``).
 
@@ -61,6 +74,10 @@ class Optimizer:
         self.regularization_method = regularization_method
         self._step = 0
         self._state = {}  # id(parameter Var) -> (Var, dict of numpy buffers)
+        # The gradient graph of the last loss stepped on: a loss built once over
+        # placeholders and stepped on every batch reuses it (it is lazy, so it
+        # recomputes from the new batch and weights).
+        self._grad_cache = None
 
     # -- hyper-parameters ------------------------------------------------------------
     @property
@@ -144,6 +161,10 @@ class Optimizer:
     def step(self, loss):
         """Update every trainable parameter from the gradient of ``loss``.
 
+        The graph stays lazy: reading ``loss`` afterwards computes it with the new
+        weights, and a loss built once over placeholders can be stepped on batch after
+        batch (write the placeholders, call ``step`` again).
+
         Parameters
         ----------
         loss : Var
@@ -165,10 +186,7 @@ class Optimizer:
         params = self.trainable()
         if not params:
             return False
-        grads = [np.asarray(g) for g in F.grad([loss], params)]
-        # The loss keeps the value this step used (reading it after the update would
-        # otherwise recompute it from the new weights).
-        loss.fix_as_const()
+        grads = [np.asarray(g) for g in self._gradients(loss, params)]
         for p in _module_parameters(self._module):
             if p.expr.op is not None:
                 p.fix_as_const()
@@ -187,6 +205,17 @@ class Optimizer:
             new = self._update(value, g, entry[1])
             p.expr.set_source_value(np.asarray(new, dtype=value.dtype))
         return True
+
+    def _gradients(self, loss, params):
+        key = (loss.expr, loss.index, tuple(id(p) for p in params))
+        cache = self._grad_cache
+        if cache is not None and cache[0][0] is key[0] and cache[0][1:] == key[1:]:
+            return cache[1]
+        grads = F.grad([loss], params)
+        # Only a loss over placeholders can be stepped on again with new data; caching
+        # any other would keep the previous batch's graph alive for nothing.
+        self._grad_cache = (key, grads) if _reads_placeholder(loss) else None
+        return grads
 
     def _update(self, value, grad, state):
         """New value of one parameter; ``state`` is its dict of buffers."""

@@ -65,8 +65,8 @@ def test_pymnn_mnist_script_trains(tmp_path):
     MNN.nn.init.seed(0)
     (x_train, y_train), (x_test, y_test) = load_digits()
     model = Net()
-    train_dataloader = MNN.data.DataLoader(DigitsDataset(x_train[:640], y_train[:640]),
-                                           batch_size=64, shuffle=True)
+    train_dataloader = MNN.data.DataLoader(DigitsDataset(x_train, y_train), batch_size=64,
+                                           shuffle=True)
     test_dataloader = MNN.data.DataLoader(DigitsDataset(x_test, y_test), batch_size=100,
                                           shuffle=False)
     opt = MNN.optim.SGD(model, 0.05, 0.9, 0.0005)

@@ -37,13 +37,14 @@ def _run(net, opt, tparams, topt, steps=4, lrs=None):
             for group in topt.param_groups:
                 group["lr"] = lrs[i]
         loss = F.reduce_mean(F.square(net(F.const(X)) - F.const(Y)))
+        value = loss.read()
         assert opt.step(loss) is True
         topt.zero_grad()
         tloss = ((torch.tanh(torch.from_numpy(X) @ tparams[0] + tparams[1])
                   - torch.from_numpy(Y)) ** 2).mean()
         tloss.backward()
         topt.step()
-        np.testing.assert_allclose(loss.read(), tloss.item(), rtol=1e-10)
+        np.testing.assert_allclose(value, tloss.item(), rtol=1e-10)
     for p, t in zip(net.parameters, tparams):
         np.testing.assert_allclose(p.read(), t.detach().numpy(), rtol=1e-9, atol=1e-12)
 
@@ -151,3 +152,26 @@ def test_grad_api_and_errors():
     nan_loss = F.reduce_sum(net(F.const(X)) * F.const(np.float64("nan")))
     with pytest.raises(mnn.expr.MnnError, match="not finite"):
         opt.step(nan_loss)
+
+
+def test_loss_built_once_over_placeholders_trains_batch_after_batch():
+    # The lazy pattern: one graph, new data written each step, matching torch step by step.
+    net, tp = _pair()
+    opt = optim.SGD(net, 0.1, 0.9)
+    topt = torch.optim.SGD(tp, lr=0.1, momentum=0.9)
+    xp, yp = F.placeholder([4, 5], dtype=np.float64), F.placeholder([4, 3], dtype=np.float64)
+    loss = F.reduce_mean(F.square(net(xp) - yp))
+    for i in range(4):
+        xb, yb = X[2 * (i % 2):2 * (i % 2) + 4], Y[2 * (i % 2):2 * (i % 2) + 4]
+        xp.write(xb)
+        yp.write(yb)
+        opt.step(loss)
+        topt.zero_grad()
+        ((torch.tanh(torch.from_numpy(xb) @ tp[0] + tp[1]) - torch.from_numpy(yb)) ** 2
+         ).mean().backward()
+        topt.step()
+    for p, t in zip(net.parameters, tp):
+        np.testing.assert_allclose(p.read(), t.detach().numpy(), rtol=1e-9, atol=1e-12)
+    # Reading the loss now computes it from the updated weights.
+    expect = ((np.tanh(xb @ tp[0].detach().numpy() + tp[1].detach().numpy()) - yb) ** 2).mean()
+    np.testing.assert_allclose(loss.read(), expect, rtol=1e-10)
