@@ -7,9 +7,11 @@ division of integers gives float64 (MNN floors). Each op's gradient rule sits be
 import numpy as np
 import scipy.special as _sp
 
+from ..._cython import elementwise as _kernels
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
+from ..runtime import get_thread_number
 from ..var import Var, const, to_var
 
 __all__ = [
@@ -61,6 +63,27 @@ def _in_result_float(arrays, dt):
     if dt.kind != "f":
         return arrays
     return [a.astype(dt) if a.dtype.kind != "f" else a for a in arrays]
+
+
+# Binary ops with a multi-threaded compiled loop (codes of mnn/_cython/elementwise.pyx).
+_KERNEL_CODES = {"add": 0, "subtract": 1, "multiply": 2, "divide": 3, "maximum": 4,
+                 "minimum": 5}
+# Below this many elements a second thread costs more than it saves.
+PARALLEL_MIN_SIZE = 1 << 17
+_KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _parallel_binary(code, a, b, dt):
+    """``a (op) b`` on all kernel threads for large same-shape contiguous float arrays;
+    None when that does not apply (numpy's single-threaded loop is as fast then)."""
+    nthreads = get_thread_number()
+    if (nthreads < 2 or a.size < PARALLEL_MIN_SIZE or a.shape != b.shape
+            or a.dtype != dt or b.dtype != dt or dt not in _KERNEL_FLOATS
+            or not a.flags.c_contiguous or not b.flags.c_contiguous):
+        return None
+    out = np.empty(a.shape, dt)
+    _kernels.binary(code, a.reshape(-1), b.reshape(-1), out.reshape(-1), nthreads)
+    return out
 
 
 def _broadcast(a, b):
@@ -223,10 +246,14 @@ def _binary_op(name, fn, grad=None, check=None):
         dt = _result_dtype(fn, (a.dtype, b.dtype))
         if dt.kind == "f" and (a.dtype.kind != "f" or b.dtype.kind != "f"):
             a, b = _in_result_float(arrays, dt)
-        out = fn(a, b)
+        out = _parallel_binary(code, a, b, dt) if code is not None else None
+        if out is None:
+            out = fn(a, b)
         if type(out) is np.ndarray and out.dtype == dt:
             return out
         return np.asarray(out, dtype=dt)
+
+    code = _KERNEL_CODES.get(name)
 
     register(OpDef(name, infer, compute, grad))
 
