@@ -1,4 +1,5 @@
-"""Detection helpers: topk and non-maximum suppression (``nms``).
+"""Detection helpers: topk, non-maximum suppression (``nms``) and SSD's
+``detection_post_process`` (TensorFlow Lite's DetectionPostProcess, MNN's op).
 
 Op ``nms``: inputs ``boxes (num, 4)`` as corners ``[y1, x1, y2, x2]`` (either corner
 order, as TensorFlow and ONNX ``center_point_box=0``) and ``scores (num,)``; attributes
@@ -14,7 +15,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["topk", "nms"]
+__all__ = ["topk", "nms", "detection_post_process"]
 
 
 def topk(x, k, axis=-1, largest=True):
@@ -117,3 +118,146 @@ def nms(boxes, scores, max_detections, iou_threshold=-1.0, score_threshold=-np.i
     """
     return apply("nms", [to_var(boxes), to_var(scores)], max_detections=int(max_detections),
                  iou_threshold=float(iou_threshold), score_threshold=float(score_threshold))[0]
+
+
+# ---------------------------------------------------------------------------------------
+# detection_post_process
+
+
+def _decode(boxes, anchors, scales):
+    """Centre-size decoding: anchors and boxes are (ycenter, xcenter, h, w) and
+    (ty, tx, th, tw); returns corners (ymin, xmin, ymax, xmax)."""
+    ys, xs, hs, ws = scales
+    yc = boxes[:, 0] / ys * anchors[:, 2] + anchors[:, 0]
+    xc = boxes[:, 1] / xs * anchors[:, 3] + anchors[:, 1]
+    hh = 0.5 * np.exp(boxes[:, 2] / hs) * anchors[:, 2]
+    hw = 0.5 * np.exp(boxes[:, 3] / ws) * anchors[:, 3]
+    return np.stack([yc - hh, xc - hw, yc + hh, xc + hw], axis=1)
+
+
+def _greedy(boxes, scores, limit, iou_threshold, score_threshold):
+    """Indices kept by greedy NMS: scores >= threshold, best first, IoU > threshold
+    suppresses (TensorFlow Lite's rule)."""
+    cand = np.nonzero(scores >= score_threshold)[0]
+    cand = cand[np.argsort(-scores[cand], kind="stable")]
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    keep = []
+    alive = np.ones(len(cand), bool)
+    for pos, i in enumerate(cand):
+        if len(keep) >= limit:
+            break
+        if not alive[pos]:
+            continue
+        keep.append(i)
+        rest = cand[pos + 1:]
+        ih = np.minimum(boxes[i, 2], boxes[rest, 2]) - np.maximum(boxes[i, 0], boxes[rest, 0])
+        iw = np.minimum(boxes[i, 3], boxes[rest, 3]) - np.maximum(boxes[i, 1], boxes[rest, 1])
+        inter = np.clip(ih, 0, None) * np.clip(iw, 0, None)
+        union = area[i] + area[rest] - inter
+        ok = (area[i] > 0) & (area[rest] > 0) & (union > 0)
+        iou = np.where(ok, inter / np.where(union > 0, union, 1), 0.0)
+        alive[pos + 1:] &= ~(iou > iou_threshold)
+    return np.asarray(keep, dtype=np.int64)
+
+
+def _dpp_infer(metas, num_classes, max_detections, max_classes_per_detection,
+               detections_per_class, score_threshold, iou_threshold, use_regular_nms,
+               scales):
+    boxes, cls, anchors = metas
+    for m, name in ((boxes, "box encodings"), (cls, "class predictions"), (anchors, "anchors")):
+        if m.dtype.kind != "f":
+            raise OpError(f"{name} must be float, got {m.dtype}")
+    if len(boxes.shape) != 3 or boxes.shape[0] != 1 or boxes.shape[2] != 4:
+        raise OpError(f"box encodings must be (1, anchors, 4), got {list(boxes.shape)}")
+    n = boxes.shape[1]
+    if tuple(anchors.shape) != (n, 4):
+        raise OpError(f"anchors must be ({n}, 4), got {list(anchors.shape)}")
+    if len(cls.shape) != 3 or cls.shape[:2] != (1, n) or cls.shape[2] < num_classes \
+            or num_classes < 1:
+        raise OpError(f"class predictions must be (1, {n}, >= num_classes={num_classes}), "
+                      f"got {list(cls.shape)}")
+    if max_detections < 1 or max_classes_per_detection < 1 or detections_per_class < 1:
+        raise OpError("max_detections, max_classes_per_detection and detections_per_class "
+                      "must be >= 1")
+    if len(scales) != 4 or min(scales) <= 0:
+        raise OpError(f"centersize_encoding must be 4 positive scales, got {list(scales)}")
+    f32 = np.dtype(np.float32)
+    return [((1, max_detections, 4), f32), ((1, max_detections), f32),
+            ((1, max_detections), f32), ((1,), f32)]
+
+
+def _dpp_compute(arrays, num_classes, max_detections, max_classes_per_detection,
+                 detections_per_class, score_threshold, iou_threshold, use_regular_nms,
+                 scales):
+    enc, cls, anchors = (a.astype(np.float32) for a in arrays)
+    boxes = _decode(enc[0], anchors, scales).astype(np.float32)
+    offset = cls.shape[2] - num_classes  # leading background column(s)
+    scores = cls[0, :, offset:offset + num_classes]
+    picks = []  # (score, box index, class)
+    if use_regular_nms:
+        for c in range(num_classes):
+            for i in _greedy(boxes, scores[:, c], detections_per_class, iou_threshold,
+                             score_threshold):
+                picks.append((scores[i, c], i, c))
+        picks.sort(key=lambda p: -p[0])
+        picks = picks[:max_detections]
+    else:
+        per_box = min(max_classes_per_detection, num_classes)
+        top = np.argsort(-scores, axis=1, kind="stable")[:, :per_box]
+        best = scores[np.arange(len(scores)), top[:, 0]]
+        limit = max_detections // per_box if per_box else 0
+        for i in _greedy(boxes, best, max(limit, 1), iou_threshold, score_threshold):
+            for c in top[i]:
+                if len(picks) < max_detections:
+                    picks.append((scores[i, c], i, c))
+    out_boxes = np.zeros((1, max_detections, 4), np.float32)
+    out_cls = np.zeros((1, max_detections), np.float32)
+    out_scores = np.zeros((1, max_detections), np.float32)
+    for k, (score, i, c) in enumerate(picks):
+        out_boxes[0, k] = boxes[i]
+        out_cls[0, k] = c
+        out_scores[0, k] = score
+    return [out_boxes, out_cls, out_scores, np.array([len(picks)], np.float32)]
+
+
+register(OpDef("detection_post_process", _dpp_infer, _dpp_compute, n_outputs=4))
+
+
+def detection_post_process(encode_boxes, class_predictions, anchors, num_classes,
+                           max_detections, max_class_per_detection, detections_per_class,
+                           nms_threshold, iou_threshold, use_regular_nms,
+                           centersize_encoding):
+    """SSD post-processing (MNN's ``detection_post_process``; TensorFlow Lite's
+    ``TFLite_Detection_PostProcess``): decode boxes against anchors, then non-maximum
+    suppression across classes (fast) or per class (regular).
+
+    Parameters
+    ----------
+    encode_boxes : Var
+        ``(1, anchors, 4)`` encodings ``(ty, tx, th, tw)``.
+    class_predictions : Var
+        ``(1, anchors, classes + background)``; leading background columns are skipped.
+    anchors : Var
+        ``(anchors, 4)`` as ``(ycenter, xcenter, h, w)``.
+    num_classes, max_detections, max_class_per_detection, detections_per_class : int
+    nms_threshold : float
+        Score threshold (scores below it are dropped).
+    iou_threshold : float
+    use_regular_nms : bool
+    centersize_encoding : [y_scale, x_scale, h_scale, w_scale]
+
+    Returns
+    -------
+    [Var, Var, Var, Var]
+        Boxes ``(1, max_detections, 4)`` as (ymin, xmin, ymax, xmax), classes and scores
+        ``(1, max_detections)``, and the number of detections ``(1,)`` (all float32;
+        unused rows are zero).
+    """
+    scales = tuple(float(v) for v in centersize_encoding)
+    return apply("detection_post_process",
+                 [to_var(encode_boxes), to_var(class_predictions), to_var(anchors)],
+                 num_classes=int(num_classes), max_detections=int(max_detections),
+                 max_classes_per_detection=int(max_class_per_detection),
+                 detections_per_class=int(detections_per_class),
+                 score_threshold=float(nms_threshold), iou_threshold=float(iou_threshold),
+                 use_regular_nms=bool(use_regular_nms), scales=scales)
