@@ -341,6 +341,31 @@ def test_linalg_norm_of_higher_rank_and_vectors():
         mnp.linalg.norm(x, 2)
 
 
+def test_linalg_factorizations_and_derived():
+    r = np.random.default_rng(0)
+    a = r.standard_normal((4, 4))
+    spd = a @ a.T + 4 * np.eye(4)
+    tall = r.standard_normal((6, 3))
+    y = r.standard_normal(6)
+    la = mnp.linalg
+    assert_matches(la.cholesky(spd), np.linalg.cholesky(spd), 1e-10, 1e-12)
+    assert_matches(la.qr(tall), tuple(np.linalg.qr(tall)), 1e-10, 1e-12)
+    assert_matches(la.qr(tall, "r"), np.linalg.qr(tall, "r"), 1e-10, 1e-12)
+    assert_matches(la.eigvalsh(spd), np.linalg.eigvalsh(spd), 1e-10, 1e-12)
+    w, v = la.eigh(spd)
+    np.testing.assert_allclose(np.asarray(v) * np.asarray(w) @ np.asarray(v).T, spd,
+                               atol=1e-10)
+    assert_matches(la.pinv(tall), np.linalg.pinv(tall), 1e-10, 1e-12)
+    assert_matches(la.lstsq(tall, y), tuple(np.linalg.lstsq(tall, y)), 1e-10, 1e-12)
+    for n in (-3, 0, 1, 5):
+        assert_matches(la.matrix_power(a, n), np.linalg.matrix_power(a, n), 1e-9, 1e-10)
+    assert_matches(la.multi_dot([y[:4], a, a.T, a]), np.linalg.multi_dot([y[:4], a, a.T, a]),
+                   1e-10, 1e-10)
+    assert_matches(la.matrix_rank(tall @ tall.T), np.linalg.matrix_rank(tall @ tall.T))
+    for p in (None, 2, -2, 1, -1, "fro", np.inf):
+        assert_matches(la.cond(a, p), np.linalg.cond(a, p), 1e-9, 1e-10)
+
+
 @pytest.mark.parametrize("fn", ["solve", "inv", "det", "slogdet"])
 def test_linalg_solvers(fn):
     a = data((2, 3, 3), np.float64) + 4 * np.eye(3)

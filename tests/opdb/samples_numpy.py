@@ -477,6 +477,45 @@ _add("linalg_svd", Sample([values((4, 3), np.float64)], {"full_matrices": False}
      Sample([values((3, 5), np.float64)], {"full_matrices": True}, _svd_ref))
 
 
+for _dt in FLOAT_DTYPES:
+    tol = {"rtol": 1e-4, "atol": 1e-5} if _dt == np.float32 else {"rtol": 1e-9,
+                                                                     "atol": 1e-10}
+    spd = _spd((3, 3), _dt, seed=4)
+    tall = values((5, 3), _dt, seed=5)
+    # Same LAPACK routines as numpy, so even sign conventions of factors agree.
+    _add("linalg_cholesky",
+         Sample([spd], {"upper": False}, lambda a, upper: np.linalg.cholesky(a), **tol),
+         Sample([_spd((2, 3, 3), _dt)], {"upper": True},
+                lambda a, upper: np.linalg.cholesky(a, upper=True), **tol))
+    _add("linalg_qr",
+         Sample([tall], {"mode": "reduced"}, lambda a, mode: list(np.linalg.qr(a, mode)),
+                **tol),
+         Sample([tall], {"mode": "complete"}, lambda a, mode: list(np.linalg.qr(a, mode)),
+                **tol))
+    _add("linalg_eigh", Sample([spd], {"uplo": "L", "vectors": True},
+                               lambda a, uplo, vectors: list(np.linalg.eigh(a, uplo)), **tol))
+    _add("linalg_eigvalsh", Sample([spd], {"uplo": "U", "vectors": False},
+                                   lambda a, uplo, vectors: np.linalg.eigvalsh(a, uplo),
+                                   **tol))
+    _add("linalg_pinv", Sample([tall], {"rcond": None, "hermitian": False},
+                               lambda a, rcond, hermitian: np.linalg.pinv(a), **tol),
+         Sample([spd], {"rcond": 1e-3, "hermitian": True},
+                lambda a, rcond, hermitian: np.linalg.pinv(a, rcond, True), **tol))
+
+
+def _lstsq_ref(a, b, rcond):
+    x, res, rank, sv = np.linalg.lstsq(a, b, rcond=rcond)
+    return [x, res, np.asarray(rank, np.int32), sv]
+
+
+_add("linalg_lstsq", Sample([values((5, 3), np.float64), values((5, 2), np.float64, seed=1)],
+                            {"rcond": None}, _lstsq_ref),
+     Sample([values((2, 3), np.float64), values((2,), np.float64, seed=1)],
+            {"rcond": 1e-10}, _lstsq_ref, note="underdetermined"))
+_reject("linalg_cholesky", Sample([-np.eye(2)], {"upper": False}, note="not positive"))
+_reject("linalg_qr", Sample([values((3,), np.float32)], {"mode": "reduced"}))
+
+
 def _einsum_ref(*ops, subscripts):
     return np.asarray(np.einsum(subscripts, *ops))
 

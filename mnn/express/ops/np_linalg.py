@@ -13,7 +13,8 @@ from ..optable import OpDef, register
 from ..var import to_var
 
 __all__ = ["linalg_solve", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_svd",
-           "einsum"]
+           "einsum", "linalg_cholesky", "linalg_qr", "linalg_eigh", "linalg_eigvalsh",
+           "linalg_pinv", "linalg_lstsq"]
 
 
 def _float_dtype(dt):
@@ -353,3 +354,140 @@ def einsum(subscripts, operands):
         raise OpError("einsum: needs at least one operand")
     terms, rhs = _parse_einsum(str(subscripts), [o.ndim for o in operands])
     return apply("einsum", operands, subscripts=",".join(terms) + "->" + rhs)[0]
+
+
+# -- cholesky / qr / eigh / pinv / lstsq ------------------------------------------------
+
+def _cholesky_infer(metas, upper):
+    _square(metas[0])
+    return [(metas[0].shape, _float_dtype(metas[0].dtype))]
+
+
+def _cholesky_compute(arrays, upper):
+    a = arrays[0]
+    dtype = _float_dtype(a.dtype)
+    low = _linalg_errors(np.linalg.cholesky, a.astype(dtype))
+    return np.swapaxes(low, -1, -2).copy() if upper else low
+
+
+register(OpDef("linalg_cholesky", _cholesky_infer, _cholesky_compute))
+
+
+def linalg_cholesky(a, upper=False):
+    """The Cholesky factor of a symmetric positive-definite ``a`` (lower, or upper)."""
+    return apply("linalg_cholesky", [to_var(a)], upper=bool(upper))[0]
+
+
+def _qr_infer(metas, mode):
+    shape = metas[0].shape
+    if len(shape) < 2:
+        raise OpError(f"qr needs at least a 2-d input, got shape {list(shape)}")
+    if mode not in ("reduced", "complete"):
+        raise OpError(f"mode must be 'reduced' or 'complete', got {mode!r}")
+    m, n = shape[-2], shape[-1]
+    k = m if mode == "complete" else min(m, n)
+    dtype = _float_dtype(metas[0].dtype)
+    batch = tuple(shape[:-2])
+    return [(batch + (m, k), dtype), (batch + (k, n), dtype)]
+
+
+def _qr_compute(arrays, mode):
+    a = arrays[0]
+    dtype = _float_dtype(a.dtype)
+    q, r = _linalg_errors(np.linalg.qr, a.astype(dtype), mode=mode)
+    return [q.astype(dtype), r.astype(dtype)]
+
+
+register(OpDef("linalg_qr", _qr_infer, _qr_compute, n_outputs=2))
+
+
+def linalg_qr(a, mode="reduced"):
+    """QR decomposition ``a = q @ r`` (batched): ``[q, r]``."""
+    return apply("linalg_qr", [to_var(a)], mode=str(mode))
+
+
+def _eigh_infer(metas, uplo, vectors):
+    _square(metas[0])
+    if uplo not in ("L", "U"):
+        raise OpError(f"UPLO must be 'L' or 'U', got {uplo!r}")
+    shape, dtype = metas[0].shape, _float_dtype(metas[0].dtype)
+    w = (shape[:-1], dtype)
+    return [w, (shape, dtype)] if vectors else [w]
+
+
+def _eigh_compute(arrays, uplo, vectors):
+    a = arrays[0]
+    dtype = _float_dtype(a.dtype)
+    if vectors:
+        w, v = _linalg_errors(np.linalg.eigh, a.astype(dtype), UPLO=uplo)
+        return [w.astype(dtype), v.astype(dtype)]
+    return _linalg_errors(np.linalg.eigvalsh, a.astype(dtype), UPLO=uplo).astype(dtype)
+
+
+register(OpDef("linalg_eigh", _eigh_infer, _eigh_compute, n_outputs=2))
+register(OpDef("linalg_eigvalsh", _eigh_infer, _eigh_compute))
+
+
+def linalg_eigh(a, uplo="L"):
+    """Eigenvalues (ascending) and eigenvectors of symmetric ``a``: ``[w, v]``."""
+    return apply("linalg_eigh", [to_var(a)], uplo=str(uplo), vectors=True)
+
+
+def linalg_eigvalsh(a, uplo="L"):
+    """Eigenvalues (ascending) of symmetric ``a``."""
+    return apply("linalg_eigvalsh", [to_var(a)], uplo=str(uplo), vectors=False)[0]
+
+
+def _pinv_infer(metas, rcond, hermitian):
+    shape = metas[0].shape
+    if len(shape) < 2:
+        raise OpError(f"pinv needs at least a 2-d input, got shape {list(shape)}")
+    return [(tuple(shape[:-2]) + (shape[-1], shape[-2]), _float_dtype(metas[0].dtype))]
+
+
+def _pinv_compute(arrays, rcond, hermitian):
+    a = arrays[0]
+    dtype = _float_dtype(a.dtype)
+    out = _linalg_errors(np.linalg.pinv, a.astype(dtype), rcond=rcond, hermitian=hermitian)
+    return out.astype(dtype)
+
+
+register(OpDef("linalg_pinv", _pinv_infer, _pinv_compute))
+
+
+def linalg_pinv(a, rcond=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse (singular values below ``rcond`` times the
+    largest are treated as zero; numpy's default cutoff when None)."""
+    return apply("linalg_pinv", [to_var(a)], rcond=None if rcond is None else float(rcond),
+                 hermitian=bool(hermitian))[0]
+
+
+def _lstsq_infer(metas, rcond):
+    a, b = metas
+    if len(a.shape) != 2 or len(b.shape) not in (1, 2) or a.shape[0] != b.shape[0]:
+        raise OpError(f"lstsq needs a (m, n) matrix and b of m rows, got {list(a.shape)} "
+                      f"and {list(b.shape)}")
+    dtype = _float_dtype(np.result_type(a.dtype, b.dtype))
+    n = a.shape[1]
+    x_shape = (n,) + tuple(b.shape[1:])
+    # Residuals exist only for full-rank, over-determined systems: known once computed.
+    return [(x_shape, dtype), (None, dtype), ((), np.dtype(np.int32)),
+            ((min(a.shape),), dtype)]
+
+
+def _lstsq_compute(arrays, rcond):
+    a, b = arrays
+    dtype = _float_dtype(np.result_type(a, b))
+    x, res, rank, sv = _linalg_errors(np.linalg.lstsq, a.astype(dtype), b.astype(dtype),
+                                      rcond=rcond)
+    return [x.astype(dtype), res.astype(dtype), np.asarray(rank, np.int32),
+            sv.astype(dtype)]
+
+
+register(OpDef("linalg_lstsq", _lstsq_infer, _lstsq_compute, n_outputs=4))
+
+
+def linalg_lstsq(a, b, rcond=None):
+    """Least-squares solution of ``a @ x = b``: ``[x, residuals, rank, singular values]``."""
+    return apply("linalg_lstsq", [to_var(a), to_var(b)],
+                 rcond=None if rcond is None else float(rcond))

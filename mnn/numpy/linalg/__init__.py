@@ -13,7 +13,9 @@ from ...express.ops import reduce as _red
 from ...express.ops.elementwise import cast
 from .._util import asvar, axes_tuple, axis_index
 
-__all__ = ["norm", "solve", "inv", "det", "slogdet", "svd", "LinAlgError"]
+__all__ = ["norm", "solve", "inv", "det", "slogdet", "svd", "cholesky", "qr", "eigh",
+           "eigvalsh", "pinv", "lstsq", "matrix_power", "multi_dot", "matrix_rank", "cond",
+           "LinAlgError"]
 
 LinAlgError = OpError
 
@@ -144,3 +146,105 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         return outs[0]
     return tuple(outs)
+
+
+def cholesky(a, /, *, upper=False):
+    """The Cholesky factor of a symmetric positive-definite matrix (lower by default)."""
+    return _nla.linalg_cholesky(asvar(a), upper)
+
+
+def qr(a, mode="reduced"):
+    """QR decomposition: ``(q, r)``, or ``r`` alone for ``mode='r'``."""
+    if mode == "r":
+        return _nla.linalg_qr(asvar(a), "reduced")[1]
+    q, r = _nla.linalg_qr(asvar(a), mode)
+    return q, r
+
+
+def eigh(a, UPLO="L"):  # noqa: N803 - numpy's name
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix: ``(w, v)``."""
+    w, v = _nla.linalg_eigh(asvar(a), UPLO)
+    return w, v
+
+
+def eigvalsh(a, UPLO="L"):  # noqa: N803
+    """Eigenvalues (ascending) of a symmetric matrix."""
+    return _nla.linalg_eigvalsh(asvar(a), UPLO)
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """The Moore-Penrose pseudo-inverse."""
+    return _nla.linalg_pinv(asvar(a), rcond if rcond is not None else rtol, hermitian)
+
+
+def lstsq(a, b, rcond=None):
+    """Least squares: ``(x, residuals, rank, s)`` as numpy.linalg.lstsq."""
+    x, res, rank, s = _nla.linalg_lstsq(asvar(a), asvar(b), rcond)
+    return x, res, rank, s
+
+
+def matrix_power(a, n):
+    """``a`` multiplied by itself ``n`` times (``inv(a)`` powers for negative ``n``),
+    by repeated squaring with differentiable matmuls."""
+    from ...express.ops.linalg import matmul
+
+    x = _float(asvar(a)) if int(n) < 0 else asvar(a)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"matrix_power needs square matrices, got shape {x.shape}")
+    n = int(n)
+    if n == 0:
+        from ..creation import eye
+        from ...express.ops.movement import broadcast_to
+
+        return broadcast_to(eye(x.shape[-1], dtype=x.dtype), x.shape)
+    if n < 0:
+        x, n = inv(x), -n
+    result, base = None, x
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
+
+
+def multi_dot(arrays, *, out=None):
+    """The product of a chain of matrices (first may be 1-d, last may be 1-d)."""
+    from ..products import dot
+
+    if out is not None:
+        raise TypeError("mnn.numpy.linalg.multi_dot: out= is not supported")
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    result = asvar(arrays[0])
+    for nxt in arrays[1:]:
+        result = dot(result, asvar(nxt))
+    return result
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
+    """Number of singular values above ``tol`` (default: ``S.max() * max(M, N) * eps``)."""
+    x = _float(asvar(A))
+    if x.ndim < 2:
+        return cast(_red.reduce_any(_ew.not_equal(x, 0)), np.int32)
+    s = _nla.linalg_svd(x, compute_uv=False)[0]
+    smax = _red.reduce_max(s, [-1], keepdims=True)
+    if tol is None:
+        factor = rtol if rtol is not None else \
+            max(x.shape[-2:]) * float(np.finfo(x.dtype).eps)
+        limit = smax * factor
+    else:
+        limit = asvar(tol)
+    return _red.reduce_sum(cast(_ew.greater(s, limit), np.int32), [-1])
+
+
+def cond(x, p=None):
+    """Condition number: ratio of extreme singular values for ``p`` None/2/-2, else
+    ``norm(x, p) * norm(inv(x), p)``."""
+    v = _float(asvar(x))
+    if p is None or p in (2, -2):
+        s = _nla.linalg_svd(v, compute_uv=False)[0]
+        hi, lo = _red.reduce_max(s, [-1]), _red.reduce_min(s, [-1])
+        return lo / hi if p == -2 else hi / lo
+    return norm(v, p, axis=(-2, -1)) * norm(inv(v), p, axis=(-2, -1))
