@@ -651,3 +651,13 @@ def _decode_gather_elements(ctx, op, inputs):
 def _encode_gather_elements(ctx, expr):
     axis = ctx.const_tensor(np.int32(expr.attrs["axis"]), expr, "axis")
     ctx.emit(expr, "GatherElements", None, None, [expr.inputs[0], expr.inputs[1], axis])
+
+
+@encoder("convert")
+def _encode_convert(ctx, expr):
+    # Our data formats are labels over logical layouts: NCHW <-> NHWC is a transpose.
+    perm = tuple(expr.attrs["perm"])
+    if not perm:
+        ctx.emit(expr, "Identity", None, None, expr.inputs)
+        return
+    ctx.emit(expr, "Permute", "Permute", {"dims": _i32(perm)}, expr.inputs)

@@ -22,6 +22,8 @@ def _reduce(x, axes, mode, keepdims=1):
 
 
 CASES = {
+    "convert_nhwc": lambda x: F.convert(F.reshape(x, [1, 2, 4, 6]), F.NHWC) * 2.0,
+    "convert_same": lambda x: F.convert(F.reshape(x, [1, 2, 4, 6]), F.NC4HW4) * 2.0,
     "hardsigmoid": lambda x: g.apply("hardsigmoid", [x], alpha=0.2, beta=0.5)[0],
     "softsign": lambda x: g.apply("softsign", [x])[0],
     "reverse": lambda x: g.apply("reverse", [x], axes=(0, 2))[0],
