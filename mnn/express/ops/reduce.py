@@ -71,8 +71,11 @@ def _reduce_op(name, fn, out_dtype, grad=None, needs_elements=False):
 
     def public(x, axis=[], keepdims=False):  # noqa: B006 - MNN's default, never mutated
         x = to_var(x)
-        axes = normalize_axes(axis, x.ndim) if x.expr.metas[x.index].shape is not None \
-            else (None if axis is None else tuple(np.atleast_1d(axis).tolist()))
+        try:
+            axes = normalize_axes(axis, x.ndim) if x.expr.metas[x.index].shape is not None \
+                else (None if axis is None else tuple(np.atleast_1d(axis).tolist()))
+        except OpError as exc:
+            raise OpError(f"{name}: {exc} (input shape {x.shape})") from None
         return apply(name, [x], axes=axes, keepdims=bool(keepdims))[0]
 
     public.__name__ = name
