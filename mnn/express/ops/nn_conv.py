@@ -32,7 +32,7 @@ from ..optable import OpDef, register
 from ..var import to_var
 from . import nn_common as nc
 
-__all__ = ["conv2d", "conv2d_transpose", "conv1d", "conv2d_backprop_input",
+__all__ = ["conv2d", "conv2d_transpose", "conv1d", "conv3d", "conv2d_backprop_input",
            "conv2d_backprop_filter"]
 
 
@@ -520,3 +520,57 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilate=1, group=1,  # 
     y = conv2d(unsqueeze(x, [2]), unsqueeze(w, [2]), bias, (int(stride), 1),
                (0, begin, 0, end), (int(dilate), 1), group, padding_mode)
     return squeeze(y, [2])
+
+
+def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),  # noqa: A002
+           dilate=(1, 1, 1), group=1):
+    """3-D convolution of an ``(N, C, D, H, W)`` input with an ``(O, C / group, KD, KH, KW)``
+    weight (torch's ``conv3d`` argument order: ``(d, h, w)``, symmetric padding).
+
+    Each output depth slice is a sum of :func:`conv2d` calls over the kernel's depth taps
+    (taps falling in the depth padding add nothing), so it runs on the 2-D kernels and
+    differentiates through them.
+    """
+    from .elementwise import add
+    from .movement import reshape, squeeze, stack
+    from .slicing import slice as _slice
+
+    x, w = to_var(input), to_var(weight)
+    if len(x.shape) != 5 or len(w.shape) != 5:
+        raise OpError(f"conv3d: input {x.shape} and weight {w.shape} must be 5-D")
+    s, p, d = ([int(v) for v in np.broadcast_to(np.asarray(a), 3)]
+               for a in (stride, padding, dilate))
+    nc.positive(s, "stride")
+    nc.positive(d, "dilate")
+    if min(p) < 0:
+        raise OpError(f"conv3d: padding {p} must not be negative")
+    n, c, depth, h, wd = x.shape
+    kd = w.shape[2]
+    out_d = (depth + 2 * p[0] - (kd - 1) * d[0] - 1) // s[0] + 1
+    if out_d < 1:
+        raise OpError(f"conv3d: kernel depth {kd} does not fit depth {depth} padded by {p[0]}")
+    taps = [squeeze(_slice(w, [0, 0, k, 0, 0], [-1, -1, 1, -1, -1]), [2]) for k in range(kd)]
+    planes = []
+    for od in range(out_d):
+        acc = None
+        for k in range(kd):
+            z = od * s[0] - p[0] + k * d[0]
+            if not 0 <= z < depth:
+                continue
+            xz = squeeze(_slice(x, [0, 0, z, 0, 0], [-1, -1, 1, -1, -1]), [2])
+            term = conv2d(xz, taps[k], None, (s[2], s[1]), (p[2], p[1]), (d[2], d[1]), group)
+            acc = term if acc is None else add(acc, term)
+        if acc is None:  # the whole kernel is in the depth padding: zeros (plus bias)
+            from .creation import zeros_like
+
+            like = conv2d(squeeze(_slice(x, [0, 0, 0, 0, 0], [-1, -1, 1, -1, -1]), [2]),
+                          taps[0], None, (s[2], s[1]), (p[2], p[1]), (d[2], d[1]), group)
+            acc = zeros_like(like)
+        planes.append(acc)
+    y = stack(planes, 2)
+    if bias is not None:
+        b = to_var(bias)
+        if list(b.shape) != [w.shape[0]]:
+            raise OpError(f"conv3d: bias shape {b.shape} must be [{w.shape[0]}]")
+        y = add(y, reshape(b, [1, -1, 1, 1, 1]))
+    return y

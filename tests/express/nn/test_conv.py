@@ -207,3 +207,21 @@ def test_conv2d_fused_activation_and_grads_match_torch(act, ref_act, c, o, k, g)
     grads = F.grad([F.reduce_sum(y)], [xv, wv, bv])
     for ours, theirs in zip(grads, (tx, tw, tb)):
         np.testing.assert_allclose(ours.read(), theirs.grad.numpy(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("s,p,d,g", [((1, 1, 1), (1, 1, 1), (1, 1, 1), 1),
+                                     ((2, 1, 2), (0, 1, 2), (1, 2, 1), 2),
+                                     ((1, 2, 1), (2, 0, 1), (2, 1, 1), 1)])
+def test_conv3d_and_grads_match_torch(s, p, d, g):
+    x, wt, b = _data((2, 4, 5, 6, 7), np.float64), _data((6, 4 // g, 3, 2, 3), np.float64), \
+        _data(6, np.float64)
+    xv, wv, bv = F.const(x), F.const(wt), F.const(b)
+    y = F.conv3d(xv, wv, bv, s, p, d, g)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, wt, b))
+    ty = TF.conv3d(tx, tw, tb, s, p, d, g)
+    np.testing.assert_allclose(y.read(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    dy = _data(ty.shape, np.float64)
+    ty.backward(torch.tensor(dy))
+    grads = F.grad([y], [xv, wv, bv], [F.const(dy)])
+    for ours, theirs in zip(grads, (tx, tw, tb)):
+        np.testing.assert_allclose(ours.read(), theirs.grad.numpy(), rtol=1e-9, atol=1e-9)
