@@ -13,6 +13,7 @@ from ..express.ops import elementwise as _ew
 from ..express.ops import movement as _mv
 from ..express.ops import np_edit as _ned
 from ..express.ops import np_shape as _nps
+from ..express.ops import np_take as _ntk
 from ..express.ops import np_signal as _nsig
 from ..express.ops import np_sorting as _nsort
 from ..express.ops import selection as _sel
@@ -63,7 +64,7 @@ def nonzero(a):
     if x.ndim == 1:
         return (_mv.reshape(coords, [-1]),)
     # The row count is only known once computed, so columns are taken one by one.
-    return tuple(_nps.take(coords, const(np.int32(i)), 1) for i in range(x.ndim))
+    return tuple(_ntk.take(coords, const(np.int32(i)), 1) for i in range(x.ndim))
 
 
 def flatnonzero(a):
@@ -80,7 +81,7 @@ def unravel_index(indices, shape, order="C"):
     """A tuple of coordinate Vars for flat ``indices`` in an array of ``shape``."""
     shape = tuple(int(d) for d in np.atleast_1d(shape))
     coords = _nsig.np_unravel_index(asvar(indices), shape, order)
-    return tuple(_nps.take(coords, const(np.int32(i)), 0) for i in range(len(shape)))
+    return tuple(_ntk.take(coords, const(np.int32(i)), 0) for i in range(len(shape)))
 
 
 def diag_indices(n, ndim=2):
@@ -139,19 +140,19 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements of ``a`` at ``indices`` along ``axis`` (the flattened ``a`` when None)."""
     if out is not None:
         raise TypeError("mnn.numpy.take: out= is not supported")
-    return _nps.take(asvar(a), asvar(indices), axis, mode)
+    return _ntk.take(asvar(a), asvar(indices), axis, mode)
 
 
 def take_along_axis(arr, indices, axis=-1):
     """Values of ``arr`` at ``indices`` along ``axis`` (matching shapes)."""
-    return _nps.take_along_axis(asvar(arr), asvar(indices), axis)
+    return _ntk.take_along_axis(asvar(arr), asvar(indices), axis)
 
 
 def choose(a, choices, out=None, mode="raise"):
     """Per element, the value of ``choices[a]``."""
     if out is not None:
         raise TypeError("mnn.numpy.choose: out= is not supported")
-    return _nps.choose(asvar(a), [asvar(c) for c in choices], mode)
+    return _ntk.choose(asvar(a), [asvar(c) for c in choices], mode)
 
 
 def compress(condition, a, axis=None, out=None):

@@ -10,6 +10,7 @@ import numpy as np
 from ..express.errors import OpError
 from ..express.ops import movement as _mv
 from ..express.ops import np_shape as _nps
+from ..express.ops import np_take as _ntk
 from ..express.ops import np_sorting as _nsort
 from ..express.ops.elementwise import cast
 from ..express.var import Var, const
@@ -333,7 +334,7 @@ def _pieces(x, bounds, axis):
         return list(_mv.split(x, sizes, axis))
     out = []
     for a, s in zip(clipped[:-1], sizes):
-        out.append(_nps.take(x, const(np.arange(a, a + s, dtype=np.int32)), axis))
+        out.append(_ntk.take(x, const(np.arange(a, a + s, dtype=np.int32)), axis))
     return out
 
 

@@ -6,7 +6,7 @@ from ..express.ops import elementwise as _ew
 from ..express.ops import movement as _mv
 from ..express.ops import np_math as _nm
 from ..express.ops import np_sorting as _nsort
-from ..express.ops import np_shape as _nps
+from ..express.ops import np_take as _ntk
 from ..express.ops import reduce as _red
 from ..express.ops.elementwise import cast
 from ..express.ops.selection import select
@@ -132,7 +132,7 @@ def searchsorted(a, v, side="left", sorter=None):
     """Where ``v`` would be inserted into 1-d sorted ``a`` (or ``a[sorter]``)."""
     a = asvar(a)
     if sorter is not None:
-        a = _nps.take(a, asvar(sorter), 0)
+        a = _ntk.take(a, asvar(sorter), 0)
     return _nsort.searchsorted(a, asvar(v), side)
 
 
@@ -164,7 +164,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     else:
         pos = _nsort.searchsorted(table, elem, "left")
         pos = _ew.minimum(pos, table.shape[0] - 1)
-        found = _ew.equal(_nps.take(table, pos, 0), elem)
+        found = _ew.equal(_ntk.take(table, pos, 0), elem)
     return _ew.logical_not(found) if invert else found
 
 

@@ -82,7 +82,7 @@ def choice(a, size=None, replace=True, p=None):
         raise ValueError("a must be 1-dimensional or an integer")
     probs = None if p is None else np.asarray(p.read() if isinstance(p, Var) else p)
     index = _state.choice(x.shape[0], size=size, replace=replace, p=probs)
-    from ...express.ops.np_shape import take
+    from ...express.ops.np_take import take
 
     return take(x, const(np.asarray(index).astype(np.int32)), 0)
 
@@ -94,7 +94,7 @@ def permutation(x):
     v = asvar(x)
     if v.ndim == 0:
         raise ValueError("x must be an integer or at least 1-dimensional")
-    from ...express.ops.np_shape import take
+    from ...express.ops.np_take import take
 
     order = _state.permutation(v.shape[0]).astype(np.int32)
     return take(v, const(order), 0)
