@@ -1,5 +1,12 @@
 """Fixtures of the runtime tests (the models themselves: runtime_models.py)."""
+import os
+import sys
+
 import pytest
+
+# The test modules import runtime_models too: make this folder importable under any
+# pytest import mode.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runtime_models import (
     add_relu_model,
     conv_model,
