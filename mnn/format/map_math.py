@@ -122,6 +122,8 @@ def _decode_binary_op(ctx, op, inputs):
         if _op("onnx_fmod") is None:
             ctx.fail(op, "MOD (C fmod semantics) needs the onnx_fmod op")
         return _apply1("onnx_fmod", [x, y])
+    if code in (27, 28):  # LEFTSHIFT / RIGHTSHIFT on integers
+        return _apply1("left_shift" if code == 27 else "right_shift", [x, y])
     if code == 29:  # MUL_SILU: x * silu(y)
         return [ew.multiply(x, ew.multiply(y, ew.sigmoid(y)))]
     name = _BINARY.get(code)

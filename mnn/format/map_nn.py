@@ -659,8 +659,8 @@ def _encode_deconv(ctx, expr):
     cin, cout_g, kh, kw = w.shape
     group = int(a["group"])
     w_value = ctx.static(w)
-    if w_value is None:
-        ctx.fail(expr, "MNN's Deconvolution needs constant weights")
+    if w_value is None and group != 1:
+        ctx.fail(expr, "a grouped transposed convolution needs constant weights in MNN")
     h, wd = x.shape[2:]
     (sy, sx), (dy_, dx), pads = a["strides"], a["dilations"], tuple(a["pads"])
     mode = int(a["padding_mode"])
@@ -693,6 +693,19 @@ def _encode_deconv(ctx, expr):
         "outPads": np.asarray(out_pads, np.int32),
     }
     base = expr.outputs[0].name
+    if w_value is None:
+        # Weights computed at run time: MNN takes them as a second input.
+        c4 = ctx.to_nc4hw4(x)
+        out = ctx.emit(
+            expr,
+            "Deconvolution",
+            "Convolution2D",
+            {"common": common},
+            [c4, w],
+            outputs=[ctx.new_tensor(f"{base}__c4")],
+        )[0]
+        ctx.from_nc4hw4(expr, out)
+        return
     if group == 1:
         parts = [ctx.tensor(x)]
     else:

@@ -350,9 +350,17 @@ def _encode_full_like(ctx, expr):
         ctx.emit(expr, "ZerosLike", None, None, expr.inputs)
         return
     x = expr.inputs[0]
-    shape = ctx.const_tensor(np.asarray(x.shape, np.int32), expr, "shape")
     fill_value = ctx.const_tensor(np.asarray(value, expr.metas[0].dtype), expr, "value")
-    ctx.emit(expr, "Fill", "Fill", {}, [shape, fill_value])
+    # zeros_like(x) + value: no shape needed when writing (it may be known only at run time)
+    zeros = ctx.new_tensor(expr.outputs[0].name + "__zeros")
+    ctx.emit(expr, "ZerosLike", None, None, [x], outputs=[zeros])
+    ctx.emit(
+        expr,
+        "BinaryOp",
+        "BinaryOp",
+        {"opType": 0, "T": datatype_of(expr.metas[0].dtype)},
+        [zeros, fill_value],
+    )
 
 
 @decoder("Range")

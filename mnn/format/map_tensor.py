@@ -162,10 +162,13 @@ def _decode_pad(ctx, op, inputs):
 @encoder("pad")
 def _encode_pad(ctx, expr):
     a = expr.attrs
-    if float(a.get("value", 0)) != 0.0:
-        ctx.fail(expr, "MNN's Padding pads constants with zeros here")
+    x = expr.inputs[0]
     pads = ctx.const_tensor(_i32(a["pads"]), expr, "pads")
-    ctx.emit(expr, "Padding", "PadParam", {"mode": int(a["mode"])}, [expr.inputs[0], pads])
+    inputs = [x, pads]
+    if int(a["mode"]) == 0 and float(a.get("value", 0)) != 0.0:
+        # The fill value as a third input (what MNN's converter writes for ONNX Pad).
+        inputs.append(ctx.const_tensor(np.asarray(a["value"], x.dtype), expr, "value"))
+    ctx.emit(expr, "Padding", "PadParam", {"mode": int(a["mode"])}, inputs)
 
 
 @decoder("Tile")
@@ -600,6 +603,37 @@ def _encode_onnx_slice(ctx, expr):
     ctx.emit(expr, "StridedSlice", "StridedSliceParam", {"fromType": 1}, expr.inputs)
 
 
+def _encode_log_sum_exp(ctx, expr):
+    """log(sum(exp(x - max))) + max: no overflow for large inputs."""
+    x, axes = expr.inputs
+    base = expr.outputs[0].name
+    keep = bool(expr.attrs["keepdims"])
+
+    def reduction(code, keep_dims):
+        return {"operation": code, "keepDims": keep_dims, "dType": datatype_of(x.dtype)}
+
+    top = ctx.new_tensor(base + "__max")
+    ctx.emit(expr, "Reduction", "ReductionParam", reduction(4, True), [x, axes], outputs=[top])
+    shifted = ctx.new_tensor(base + "__shifted")
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 1, "T": 1}, [x, top], outputs=[shifted])
+    chain = ctx.new_tensor(base + "__exp")
+    ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": 7, "T": 1}, [shifted], outputs=[chain])
+    total = ctx.new_tensor(base + "__sum")
+    ctx.emit(
+        expr, "Reduction", "ReductionParam", reduction(0, keep), [chain, axes], outputs=[total]
+    )
+    logged = ctx.new_tensor(base + "__log")
+    ctx.emit(expr, "UnaryOp", "UnaryOp", {"opType": 8, "T": 1}, [total], outputs=[logged])
+    if keep:
+        top_out = top
+    else:
+        top_out = ctx.new_tensor(base + "__max_dropped")
+        ctx.emit(
+            expr, "Reduction", "ReductionParam", reduction(4, False), [x, axes], outputs=[top_out]
+        )
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 0, "T": 1}, [logged, top_out])
+
+
 # ONNX reduction modes as (unary op before, MNN ReductionType, unary op after); MNN's CPU
 # backend computes neither ASUM nor SUMSQ, so those go through ABS/SQUARE and a SUM.
 _ONNX_REDUCE = {
@@ -620,6 +654,9 @@ def _encode_onnx_reduce(ctx, expr):
     a = expr.attrs
     if a.get("noop_with_empty_axes"):
         ctx.fail(expr, "noop_with_empty_axes has no MNN Reduction equivalent")
+    if a["mode"] == "log_sum_exp":
+        _encode_log_sum_exp(ctx, expr)
+        return
     plan = _ONNX_REDUCE.get(a["mode"])
     if plan is None:
         ctx.fail(expr, f"reduction mode {a['mode']!r} has no MNN Reduction equivalent")
@@ -661,3 +698,28 @@ def _encode_convert(ctx, expr):
         ctx.emit(expr, "Identity", None, None, expr.inputs)
         return
     ctx.emit(expr, "Permute", "Permute", {"dims": _i32(perm)}, expr.inputs)
+
+
+# -- shifts and bitwise not ------------------------------------------------------------------
+
+
+@encoder("onnx_bit_shift", "left_shift", "right_shift")
+def _encode_shift(ctx, expr):
+    if expr.op.name == "onnx_bit_shift":
+        left = expr.attrs["direction"] == "LEFT"
+    else:
+        left = expr.op.name == "left_shift"
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 27 if left else 28, "T": 3}, expr.inputs)
+
+
+@encoder("bitwise_not")
+def _encode_bitwise_not(ctx, expr):
+    x = expr.inputs[0]
+    if x.dtype == np.bool_:
+        zero = ctx.const_tensor(np.int32(0), expr, "zero")
+        ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 15, "T": 3}, [x, zero])
+        return
+    if x.dtype.kind != "i":
+        ctx.fail(expr, f"bitwise not of {x.dtype} has no MNN op (signed integers and bool do)")
+    ones = ctx.const_tensor(np.asarray(-1, x.dtype), expr, "ones")
+    ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 25, "T": 3}, [x, ones])

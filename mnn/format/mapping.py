@@ -74,6 +74,8 @@ _DTYPES = {
     19: np.float16,
 }
 _DATATYPES = {np.dtype(v): k for k, v in _DTYPES.items()}
+# MNN has no unsigned 32/64-bit types: its converter stores them as int32/int64.
+_DATATYPES.update({np.dtype(np.uint32): 3, np.dtype(np.uint64): 9})
 
 
 def dtype_of(datatype, where="DataType"):
@@ -163,10 +165,14 @@ def array_to_blob(array, data_format=0):
     flat = arr.reshape(-1)
     if arr.dtype == np.float32:
         blob["float32s"] = flat
-    elif arr.dtype in (np.int32, np.int16, np.uint16) or arr.dtype == np.bool_:
+    elif (
+        arr.dtype in (np.int32, np.int16, np.uint16)
+        or arr.dtype == np.bool_
+        or arr.dtype == np.uint32
+    ):
         blob["int32s"] = flat.astype(np.int32)
-    elif arr.dtype == np.int64:
-        blob["int64s"] = flat
+    elif arr.dtype in (np.int64, np.uint64):
+        blob["int64s"] = flat.astype(np.int64)
     elif arr.dtype == np.uint8:
         blob["uint8s"] = flat
     elif arr.dtype == np.int8:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _version
 from ..express import graph as _graph
+from ..express.errors import MnnError
 from ..express.var import Var
 from . import map_control, map_math, map_nn, map_shape, map_tensor  # noqa: F401
 from .errors import ModelFileError
@@ -363,7 +364,15 @@ def _encode_graph(ctx, named):
             raise ModelFileError(
                 f"mnn: cannot write op {expr.op_type!r} to a .mnn file: no MNN op maps to it"
             )
-        encode_expr(ctx, expr)
+        try:
+            encode_expr(ctx, expr)
+        except MnnError as exc:
+            if isinstance(exc, ModelFileError):
+                raise
+            # e.g. a shape the encoder needs is only known once the graph runs
+            raise ModelFileError(
+                f"mnn: cannot write op {expr.op_type} ({expr.name or expr.id}): {exc}"
+            ) from None
 
 
 def write_model(outputs, path=None, options=None, biz_code="MNN"):

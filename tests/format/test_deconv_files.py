@@ -84,3 +84,20 @@ def test_written_grouped_deconvolution_runs_in_wheel(tmp_path, rng):
     (ours,) = ours_run(path, {"x": value}, ["y"])
     np.testing.assert_allclose(theirs, expect, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ours, expect, rtol=1e-6, atol=1e-6)
+
+
+def test_written_deconvolution_with_runtime_weights(tmp_path, rng):
+    x = F.placeholder([1, 4, 5, 6])
+    x.name = "x"
+    base = F.const(rng.standard_normal((4, 3, 3, 2)).astype(np.float32))
+    w = F.exp(base * F.reduce_mean(x))  # weights computed from the input
+    y = F.conv2d_transpose(x, w, None, stride=(2, 2), padding=(1, 1))
+    value = rng.standard_normal((1, 4, 5, 6)).astype(np.float32)
+    x.write(value)
+    expect = y.read()
+    path = str(tmp_path / "d.mnn")
+    io.save({"y": y}, path)
+    (theirs,) = wheel_run(path, {"x": value}, ["y"])
+    (ours,) = ours_run(path, {"x": value}, ["y"])
+    np.testing.assert_allclose(theirs, expect, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours, expect, rtol=1e-6, atol=1e-6)

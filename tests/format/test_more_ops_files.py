@@ -54,6 +54,37 @@ CASES = {
 }
 
 
+def _lse(x):
+    return g.apply(
+        "onnx_reduce",
+        [x * 20.0, _i32([2])],
+        mode="log_sum_exp",
+        keepdims=0,
+        noop_with_empty_axes=0,
+    )[0]
+
+
+MORE = {
+    "pad_value": lambda x: g.apply("pad", [x], pads=((0, 1), (2, 0), (1, 1)), mode=0, value=1.5)[0],
+    "log_sum_exp": _lse,
+    "log_sum_exp_keep": lambda x: g.apply(
+        "onnx_reduce",
+        [x, _i32([0, 2])],
+        mode="log_sum_exp",
+        keepdims=1,
+        noop_with_empty_axes=0,
+    )[0],
+    "shifts": lambda x: F.cast(
+        g.apply("left_shift", [F.cast(F.abs(x) * 10.0, F.int), _i32([2])])[0]
+        + g.apply("right_shift", [F.cast(F.abs(x) * 100.0, F.int), _i32([3])])[0]
+        + g.apply("bitwise_not", [F.cast(x * 10.0, F.int)])[0],
+        F.float,
+    ),
+    "zeros_plus_unknown": lambda x: g.apply("full_like", [x], value=2.5)[0] * x,
+}
+CASES.update(MORE)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_written_op_runs_in_wheel(name, tmp_path, rng):
     x = F.placeholder([2, 4, 6])
