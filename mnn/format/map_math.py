@@ -146,7 +146,7 @@ def _encode_binary(ctx, expr):
         expr,
         "BinaryOp",
         "BinaryOp",
-        {"opType": _BINARY_CODE[name], "T": datatype_of(x.dtype)},
+        {"opType": _BINARY_CODE[name], "T": ctx.dtype_code(x)},
         expr.inputs,
     )
 
@@ -179,7 +179,7 @@ def _encode_unary(ctx, expr):
         expr,
         "UnaryOp",
         "UnaryOp",
-        {"opType": _UNARY_CODE[expr.op.name], "T": datatype_of(x.dtype)},
+        {"opType": _UNARY_CODE[expr.op.name], "T": ctx.dtype_code(x)},
         expr.inputs,
     )
 
@@ -204,7 +204,7 @@ def _encode_cast(ctx, expr):
         expr,
         "Cast",
         "CastParam",
-        {"srcT": datatype_of(x.dtype), "dstT": datatype_of(expr.attrs["dtype"])},
+        {"srcT": ctx.dtype_code(x), "dstT": datatype_of(expr.attrs["dtype"])},
         expr.inputs,
     )
 
@@ -257,7 +257,7 @@ def _encode_reduction(ctx, expr):
             "operation": _REDUCE_CODE[expr.op.name],
             "dim": np.asarray(dims, np.int32),
             "keepDims": bool(expr.attrs.get("keepdims", False)),
-            "dType": datatype_of(x.dtype),
+            "dType": ctx.dtype_code(x),
         },
         expr.inputs,
     )
@@ -311,7 +311,7 @@ def _encode_matmul(ctx, expr):
         "MatMul",
         "MatMul",
         {
-            "T": datatype_of(a.dtype),
+            "T": ctx.dtype_code(a),
             "transposeA": bool(expr.attrs.get("transpose_a")),
             "transposeB": bool(expr.attrs.get("transpose_b")),
         },

@@ -61,7 +61,7 @@ def _encode_gather(ctx, expr):
         expr,
         "GatherV2",
         "GatherV2",
-        {"Tindices": 3, "Tparams": datatype_of(expr.inputs[0].dtype)},
+        {"Tindices": 3, "Tparams": ctx.dtype_code(expr.inputs[0])},
         [expr.inputs[0], expr.inputs[1], axis],
     )
 
@@ -123,7 +123,7 @@ def _decode_strided_slice(ctx, op, inputs):
 def _encode_strided_slice(ctx, expr):
     a = expr.attrs
     extra = [ctx.const_tensor(_i32(a[k]), expr, k) for k in ("begin", "end", "strides")]
-    param = {"Index": 3, "T": datatype_of(expr.inputs[0].dtype)}
+    param = {"Index": 3, "T": ctx.dtype_code(expr.inputs[0])}
     for ours, theirs in zip(_MASKS, _FILE_MASKS):
         param[theirs] = int(a[ours])
     ctx.emit(expr, "StridedSlice", "StridedSliceParam", param, [expr.inputs[0]] + extra)
@@ -338,7 +338,7 @@ def _encode_softplus(ctx, expr):
     # log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
     x = expr.inputs[0]
     base = expr.outputs[0].name
-    zero = ctx.const_tensor(np.zeros((), x.dtype), expr, "zero")
+    zero = ctx.const_tensor(np.zeros((), expr.metas[0].dtype or np.float32), expr, "zero")
     pos = ctx.new_tensor(base + "__pos")
     ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 9, "T": 1}, [x, zero], outputs=[pos])
     chain = ctx.tensor(x)
@@ -454,7 +454,7 @@ def _encode_trunc_div(ctx, expr):
         expr,
         "BinaryOp",
         "BinaryOp",
-        {"opType": 3, "T": datatype_of(expr.inputs[0].dtype)},
+        {"opType": 3, "T": ctx.dtype_code(expr.inputs[0])},
         expr.inputs,
     )
 
@@ -465,7 +465,7 @@ def _encode_fmod(ctx, expr):
         expr,
         "BinaryOp",
         "BinaryOp",
-        {"opType": 19, "T": datatype_of(expr.inputs[0].dtype)},
+        {"opType": 19, "T": ctx.dtype_code(expr.inputs[0])},
         expr.inputs,
     )
 
@@ -610,7 +610,7 @@ def _encode_log_sum_exp(ctx, expr):
     keep = bool(expr.attrs["keepdims"])
 
     def reduction(code, keep_dims):
-        return {"operation": code, "keepDims": keep_dims, "dType": datatype_of(x.dtype)}
+        return {"operation": code, "keepDims": keep_dims, "dType": ctx.dtype_code(x)}
 
     top = ctx.new_tensor(base + "__max")
     ctx.emit(expr, "Reduction", "ReductionParam", reduction(4, True), [x, axes], outputs=[top])
@@ -662,7 +662,7 @@ def _encode_onnx_reduce(ctx, expr):
         ctx.fail(expr, f"reduction mode {a['mode']!r} has no MNN Reduction equivalent")
     before, code, after = plan
     x, axes = expr.inputs
-    param = {"operation": code, "keepDims": bool(a["keepdims"]), "dType": datatype_of(x.dtype)}
+    param = {"operation": code, "keepDims": bool(a["keepdims"]), "dType": ctx.dtype_code(x)}
     steps = []
     if before is not None:
         steps.append(("UnaryOp", "UnaryOp", {"opType": before, "T": 1}, []))

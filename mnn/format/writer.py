@@ -19,7 +19,7 @@ from . import map_control, map_math, map_nn, map_shape, map_tensor  # noqa: F401
 from .errors import ModelFileError
 from .external import ExternalWriter
 from .flat import encode
-from .mapping import ENCODERS, array_to_blob
+from .mapping import ENCODERS, array_to_blob, datatype_of
 from .schema import OP_TYPES
 
 __all__ = ["EncodeContext", "EncodeOptions", "graph_to_net", "write_model"]
@@ -219,6 +219,14 @@ class EncodeContext:
                     blob["external"] = np.asarray([self.external.add(raw), len(raw)], np.int64)
                     break
         return blob
+
+    def dtype_code(self, var):
+        """MNN DataType of ``var`` from its static metadata (never computes anything):
+        booleans are int32 in MNN; float when only run time tells."""
+        dtype = var.expr.metas[var.index].dtype
+        if dtype is None:
+            return 1
+        return 3 if dtype == np.bool_ else datatype_of(dtype)
 
     def static(self, var):
         """The value of ``var`` when it is written as a constant, else None (trainables
