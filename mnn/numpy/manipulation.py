@@ -465,10 +465,9 @@ def resize(a, new_shape):
 
 
 def trim_zeros(filt, trim="fb", axis=None):
-    """1-d ``filt`` without leading/trailing zeros."""
-    if axis is not None:
-        raise TypeError("mnn.numpy.trim_zeros: axis is not supported")
-    return _nsort.trim_zeros(asvar(filt), trim)
+    """``filt`` without leading/trailing zeros (all-zero slices along ``axis`` for
+    n-d input)."""
+    return _nsort.trim_zeros(asvar(filt), trim, axis)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,

@@ -20,16 +20,15 @@ __all__ = ["sort", "argsort", "msort", "lexsort", "partition", "argpartition", "
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
-def _prepare(a, axis, kind, order):
+def _prepare(a, axis, kind, order, flatten_scalar=False):
     if order is not None:
         raise ValueError("mnn.numpy: order= needs structured arrays, which Vars are not")
     if kind not in _KINDS:
         raise ValueError(f"mnn.numpy: sort kind must be one of {_KINDS[1:]}, got {kind!r}")
     x = asvar(a)
-    if axis is None:
+    if axis is None or (x.ndim == 0 and flatten_scalar):
+        # numpy's argsort takes a 0-d input as the 1-element array it flattens to.
         return _mv.reshape(x, [-1]), 0
-    if x.ndim == 0:
-        raise ValueError("mnn.numpy: cannot sort a 0-d array along an axis")
     return x, axis_index(axis, x.ndim)
 
 
@@ -42,7 +41,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """Indices that sort ``a`` along ``axis``; ties keep their order (stable)."""
-    x, ax = _prepare(a, axis, kind, order)
+    x, ax = _prepare(a, axis, kind, order, flatten_scalar=True)
     return _F.sort(x, ax, True)
 
 

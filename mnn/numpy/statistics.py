@@ -298,8 +298,17 @@ def _no_weights(weights):
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The median along ``axis``."""
-    return _quantile(a, 0.5, axis, keepdims, "linear", None, False, 1.0, out)
+    """The median along ``axis`` (NaN over an empty axis, as numpy's)."""
+    x = asvar(a)
+    axes = axes_tuple(axis, x.ndim)
+    if any(x.shape[i] == 0 for i in axes):
+        no_out(out)
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdims else \
+            [d for i, d in enumerate(x.shape) if i not in axes]
+        from .creation import full
+
+        return full(shape, np.nan, float_dtype(x.dtype))
+    return _quantile(x, 0.5, axis, keepdims, "linear", None, False, 1.0, out)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):

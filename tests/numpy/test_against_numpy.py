@@ -126,6 +126,8 @@ CASES = [
     C("insert", v5, 2, 9.0), C("insert", f32, [0, 4], 1.5, axis=1),
     C("append", f32, pos, axis=0), C("append", v5, f32),
     C("resize", f32, (5, 5)), C("trim_zeros", np.array([0, 0, 3, 0, 1, 0], np.int32)),
+    C("trim_zeros", np.pad(i32, 1), "b", axis=0),
+    C("median", np.zeros((2, 0), np.float32), axis=1), C("argsort", np.array(2.5)),
     C("unique", np.array([3, 1, 3, 2, 1], np.int32)),
     C("unique", f32.round(0), return_index=True, return_inverse=True, return_counts=True),
     C("unique", np.array([[1, 2], [1, 2], [0, 1]], np.int32), axis=0, return_counts=True),

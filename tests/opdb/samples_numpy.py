@@ -280,10 +280,14 @@ for _dt in ALL_DTYPES:
                     lambda a, kth, axis, arg: _i32(np.argpartition(a, list(kth), axis))))
         _add("lexsort", Sample([values((2, 8), _dt, low=0, high=2)], {"axis": -1},
                                lambda k, axis: _i32(np.lexsort(k, axis))))
-    _add("trim_zeros", Sample([np.array([0, 0, 1, 0, 2, 0]).astype(_dt)], {"trim": "fb"},
-                              lambda a, trim: np.trim_zeros(a, trim)),
-         Sample([np.array([0, 3, 0]).astype(_dt)], {"trim": "f"},
-                lambda a, trim: np.trim_zeros(a, trim)))
+    _add("trim_zeros", Sample([np.array([0, 0, 1, 0, 2, 0]).astype(_dt)],
+                              {"trim": "fb", "axis": None},
+                              lambda a, trim, axis: np.trim_zeros(a, trim, axis)),
+         Sample([np.array([0, 3, 0]).astype(_dt)], {"trim": "f", "axis": None},
+                lambda a, trim, axis: np.trim_zeros(a, trim, axis)),
+         Sample([np.array([[0, 0, 0], [0, 1, 0], [0, 0, 0]]).astype(_dt)],
+                {"trim": "fb", "axis": (1,)},
+                lambda a, trim, axis: np.trim_zeros(a, trim, axis), note="2-d"))
     _add("compress", Sample([np.array([True, False, True]), values((3, 2), _dt)],
                             {"axis": 0}, lambda c, a, axis: np.compress(c, a, axis)),
          Sample([np.array([0, 1, 1]), values((2, 2), _dt)], {"axis": None},

@@ -306,37 +306,41 @@ def bincount(x, weights=None, minlength=0):
 
 # -- trim_zeros / compress --------------------------------------------------------------
 
-def _trim_infer(metas, trim):
+def _trim_infer(metas, trim, axis):
     x = metas[0]
-    if len(x.shape) != 1:
-        raise OpError("trim_zeros needs a 1-d input")
     if not set(trim.lower()) <= {"f", "b"}:
         raise OpError(f"trim must contain only 'f' and 'b', got {trim!r}")
+    if axis is not None:
+        for a in axis:
+            axis_of(a, len(x.shape))
     if x.value is not None:
-        return [(_trim_compute([x.value], trim).shape, x.dtype)]
+        return [(_trim_compute([x.value], trim, axis).shape, x.dtype)]
     return [(None, x.dtype)]
 
 
-def _trim_compute(arrays, trim):
-    return np.trim_zeros(arrays[0], trim)
+def _trim_compute(arrays, trim, axis):
+    return np.trim_zeros(arrays[0], trim, axis=axis)
 
 
 register(OpDef("trim_zeros", _trim_infer, _trim_compute))
 
 
-def trim_zeros(x, trim="fb"):
-    """``x`` (1-d) without leading (``f``) and/or trailing (``b``) zeros.
+def trim_zeros(x, trim="fb", axis=None):
+    """``x`` without leading (``f``) and/or trailing (``b``) all-zero slices along
+    ``axis`` (every axis when None; numpy's ``trim_zeros``).
 
     Parameters
     ----------
     x : Var or array_like
     trim : str
+    axis : int or sequence of int, optional
 
     Returns
     -------
     Var
     """
-    return apply("trim_zeros", [to_var(x)], trim=str(trim))[0]
+    axes = None if axis is None else int_tuple(axis)
+    return apply("trim_zeros", [to_var(x)], trim=str(trim), axis=axes)[0]
 
 
 def _compress_infer(metas, axis):
