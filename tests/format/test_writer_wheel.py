@@ -114,6 +114,15 @@ def test_save_rejects_what_mnn_cannot_hold(tmp_path):
         io.save([x / F.const(np.int32([1, 2, 3]))], str(tmp_path / "m.mnn"))
     with pytest.raises(ModelFileError, match="Vars"):
         io.save([np.zeros(3)], str(tmp_path / "m.mnn"))
+    from mnn.express import graph
+
+    f = F.placeholder([3])
+    with pytest.raises(ModelFileError, match="op 'isnan' .* no MNN op maps to it"):
+        io.save([graph.apply("isnan", [f])[0]], str(tmp_path / "m.mnn"))
+    with pytest.raises(ModelFileError, match="weight_quant_bits must be 0 or 2..8"):
+        io.save([f + 1.0], str(tmp_path / "m.mnn"), weight_quant_bits=9)
+    with pytest.raises(ModelFileError, match="cannot write model file"):
+        io.save([f + 1.0], str(tmp_path / "no" / "such" / "m.mnn"))
 
 
 def _cnn(rng):
