@@ -219,7 +219,28 @@ def run_case(case, through_file=False):
         return f"{type(exc).__name__}: " + (str(exc).strip().splitlines() or [""])[0][:200]
 
 
-def run_suite(cases=None, focus_only=False, pattern=None, through_file=False):
+def run_case_onnxruntime(case):
+    """The same check with onnxruntime as the backend (to compare pass counts)."""
+    import onnxruntime as ort
+
+    try:
+        sess = ort.InferenceSession(case.model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+        names = [i.name for i in sess.get_inputs()]
+        for inputs, outputs in case.data_sets:
+            feeds = dict(zip(names, [_as_array(a) for a in inputs]))
+            got = sess.run(None, feeds)
+            for i, (value, want) in enumerate(zip(got, outputs)):
+                _compare(str(i), value, _as_array(want))
+        return None
+    except AssertionError as exc:
+        return "mismatch: " + str(exc).strip().splitlines()[0][:200]
+    except Exception as exc:  # noqa: BLE001 - the runner reports every failure kind
+        return f"{type(exc).__name__}: " + (str(exc).strip().splitlines() or [""])[0][:200]
+
+
+def run_suite(cases=None, focus_only=False, pattern=None, through_file=False,
+              backend="mnn"):
     """Run cases; returns dict name -> (op, in_focus, failure reason or None,
     uses control flow)."""
     if cases is None:
@@ -232,8 +253,11 @@ def run_suite(cases=None, focus_only=False, pattern=None, through_file=False):
             continue
         if regex is not None and not regex.search(case.name):
             continue
-        results[case.name] = (case_op(case), focus, run_case(case, through_file),
-                              uses_control_flow(case))
+        if backend == "onnxruntime":
+            reason = run_case_onnxruntime(case)
+        else:
+            reason = run_case(case, through_file)
+        results[case.name] = (case_op(case), focus, reason, uses_control_flow(case))
     return results
 
 
@@ -266,9 +290,11 @@ def main(argv=None):
     parser.add_argument("--passes-file", help="write the names of passing tests here")
     parser.add_argument("--through-file", action="store_true",
                         help="write each converted graph to .mnn and read it back first")
+    parser.add_argument("--backend", choices=["mnn", "onnxruntime"], default="mnn",
+                        help="run the cases with onnxruntime instead, for comparison")
     args = parser.parse_args(argv)
     results = run_suite(focus_only=args.focus, pattern=args.pattern,
-                        through_file=args.through_file)
+                        through_file=args.through_file, backend=args.backend)
     _report(results, verbose=args.verbose)
     if args.passes_file:
         with open(args.passes_file, "w") as fh:

@@ -182,7 +182,13 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,  # noqa: N8
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
         raise ctx.error("the Indices output of MaxPool is not supported")
     X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    dtype = X.dtype
+    if dtype.kind != "f":
+        # Integer images: the maximum of exactly representable values is exact in float.
+        X = F.cast(X, np.float64)
     y = F.max_pool(X, ceil_mode=bool(ceil_mode), **args)
+    if dtype.kind != "f":
+        y = F.cast(y, dtype)
     return F.squeeze(y, [2]) if n == 1 else y
 
 
@@ -388,15 +394,33 @@ def _moments(x, axes):
 @onnx_op("BatchNormalization", since=7)
 def batch_norm(ctx, X, scale, B, input_mean, input_var, epsilon=1e-5, momentum=0.9,  # noqa: N803
                training_mode=0, spatial=1):
-    if training_mode:
-        raise ctx.error("training-mode BatchNormalization is not supported; export the "
-                        "model in eval mode")
     rank = len(_shape(ctx, X))
+    if training_mode:
+        return _batch_norm_training(X, scale, B, input_mean, input_var, epsilon, momentum,
+                                    rank)
     bshape = [1, -1] + [1] * (rank - 2)
     inv = F.rsqrt(F.add(input_var, same_dtype_const(epsilon, input_var)))
     mul = F.reshape(F.multiply(scale, inv), bshape)
     add = F.reshape(F.subtract(B, F.multiply(F.multiply(input_mean, inv), scale)), bshape)
     return F.add(F.multiply(X, mul), add)
+
+
+def _batch_norm_training(X, scale, B, running_mean, running_var, epsilon, momentum, rank):
+    """Training mode: normalise with the batch statistics and return the updated running
+    statistics (ONNX: biased batch variance for both)."""
+    axes = [0] + list(range(2, rank))
+    bshape = [1, -1] + [1] * (rank - 2)
+    mean = F.reduce_mean(X, axes, False)
+    centred = F.subtract(X, F.reshape(mean, bshape))
+    var = F.reduce_mean(F.multiply(centred, centred), axes, False)
+    inv = F.rsqrt(F.add(var, same_dtype_const(epsilon, var)))
+    y = F.add(F.multiply(F.multiply(centred, F.reshape(inv, bshape)),
+                         F.reshape(scale, bshape)), F.reshape(B, bshape))
+    m = same_dtype_const(momentum, mean)
+    one_minus = same_dtype_const(1.0 - momentum, mean)
+    new_mean = F.add(F.multiply(running_mean, m), F.multiply(mean, one_minus))
+    new_var = F.add(F.multiply(running_var, m), F.multiply(var, one_minus))
+    return y, new_mean, new_var
 
 
 @onnx_op("InstanceNormalization", since=6)

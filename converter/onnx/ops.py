@@ -1,2 +1,3 @@
 """Imports every handler family so their ``@onnx_op`` registrations run (explicitly)."""
-from . import control_flow, math, nn, reduce, rnn, selection, spatial, tensor  # noqa: F401
+from . import (control_flow, loss, math, nn, reduce, rnn, selection, spatial,  # noqa: F401
+               tensor)

@@ -49,7 +49,7 @@ def gather_nd(ctx, data, indices, batch_dims=0):
 @onnx_op("ScatterND", since=11)
 def scatter_nd(ctx, data, indices, updates, reduction="none"):
     if reduction != "none":
-        raise ctx.error(f"reduction {reduction!r} is not supported")
+        return F.onnx_scatter_nd(data, indices, updates, reduction)
     shape = _shape(ctx, data)
     # data where no index points, updates where one does (ONNX forbids repeats).
     placed = F.scatter_nd(indices, updates, shape)
@@ -69,7 +69,7 @@ def scatter_elements(ctx, data, indices, updates, axis=0, reduction="none"):
         added = apply("scatter_add_along_axis", [updates, idx], axis=axis,
                       shape=tuple(_shape(ctx, data)))[0]
         return F.add(data, added)
-    raise ctx.error(f"reduction {reduction!r} is not supported")
+    return F.onnx_scatter_elements(data, idx, updates, axis, reduction)
 
 
 @onnx_op("OneHot", since=9)
@@ -150,6 +150,12 @@ def compress(ctx, input, condition, axis=None):  # noqa: A002
 def non_zero(ctx, X):  # noqa: N803
     value = ctx.value(X)
     if value is None:
-        raise ctx.error("NonZero of a run-time tensor is not supported (its output shape "
-                        "depends on the data)")
+        # The output shape depends on the data: the node runs once X is computed.
+        raise ctx.static_needed("NonZero needs its input's values")
     return F.const(np.array(np.nonzero(value), dtype=np.int64))
+
+
+@onnx_op("Scatter", since=9, until=11)
+def scatter(ctx, data, indices, updates, axis=0):
+    """The deprecated name of ScatterElements."""
+    return scatter_elements(ctx, data, indices, updates, axis)

@@ -30,8 +30,9 @@ def _pad(ctx, data, pads, mode, value, axes=None):
     before, after = [0] * rank, [0] * rank
     for i, a in enumerate(axes):
         before[a], after[a] = pads[i], pads[i + len(axes)]
-    if mode not in _PAD_MODES and mode != "edge":
-        raise ctx.error(f"pad mode {mode!r} is not supported (constant, reflect, edge)")
+    if mode not in _PAD_MODES and mode not in ("edge", "wrap"):
+        raise ctx.error(f"pad mode {mode!r} is not supported (constant, reflect, edge, "
+                        "wrap)")
     # Negative pads crop: slice those away first.
     if any(p < 0 for p in before + after):
         key = tuple(slice(-b if b < 0 else 0, d + a if a < 0 else d)
@@ -40,6 +41,8 @@ def _pad(ctx, data, pads, mode, value, axes=None):
         before, after = [max(b, 0) for b in before], [max(a, 0) for a in after]
     if mode == "edge":
         return _pad_edge(data, before, after)
+    if mode == "wrap":
+        return _pad_wrap(ctx, data, before, after)
     pads_attr = tuple((b, a) for b, a in zip(before, after))
     fill = 0 if value is None else np.asarray(value).reshape(-1)[0].item()
     return apply("pad", [data], pads=pads_attr, mode=_PAD_MODES[mode], value=fill)[0]
@@ -60,6 +63,20 @@ def _pad_edge(data, before, after):
             last = data[(slice(None),) * axis + (slice(shape[axis] - 1, shape[axis]),)]
             parts.append(F.broadcast_to(last, shape[:axis] + [a] + shape[axis + 1:]))
         data = F.concat(parts, axis)
+    return data
+
+
+def _pad_wrap(ctx, data, before, after):
+    """Wrap padding: the axis repeated periodically (tile three times, then slice)."""
+    for axis, (b, a) in enumerate(zip(before, after)):
+        if not b and not a:
+            continue
+        dim = data.shape[axis]
+        if b > dim or a > dim:
+            raise ctx.error(f"wrap pads {b}, {a} exceed the axis size {dim}")
+        tripled = F.concat([data, data, data], axis)
+        key = (slice(None),) * axis + (slice(dim - b, 2 * dim + a),)
+        data = tripled[key]
     return data
 
 

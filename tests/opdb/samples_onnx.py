@@ -241,3 +241,61 @@ SAMPLES["onnx_deferred"] = [
     Sample([values((4,), np.int64)], {"node": _SPLIT2},
            lambda x, node: [x[:2], x[2:]], note="two outputs"),
 ]
+
+
+# -- onnx_scatter -------------------------------------------------------------------------
+
+def _scatter_nd_ref(data, indices, updates, reduction):
+    out = data.copy()
+    k = indices.shape[-1]
+    flat_idx = indices.reshape(-1, k)
+    flat_upd = updates.reshape((flat_idx.shape[0],) + data.shape[k:])
+    for i in range(flat_idx.shape[0]):
+        key = tuple(int(v) % data.shape[j] for j, v in enumerate(flat_idx[i]))
+        old = out[key]
+        new = flat_upd[i]
+        out[key] = {"none": new, "add": old + new, "mul": old * new,
+                    "max": np.maximum(old, new), "min": np.minimum(old, new)}[reduction]
+    return out
+
+
+def _scatter_el_ref(data, indices, updates, axis, reduction):
+    out = data.copy()
+    for pos in np.ndindex(*indices.shape):
+        target = list(pos)
+        target[axis] = int(indices[pos]) % data.shape[axis]
+        target = tuple(target)
+        old, new = out[target], updates[pos]
+        out[target] = {"none": new, "add": old + new, "mul": old * new,
+                       "max": max(old, new), "min": min(old, new)}[reduction]
+    return out
+
+
+_D = values((4, 3), np.float32, seed=20)
+SAMPLES.update({
+    "onnx_scatter_nd": [
+        Sample([_D, _i64(1, 3, 1).reshape(3, 1), values((3, 3), np.float32, seed=21)],
+               {"reduction": r}, _scatter_nd_ref, note=r)
+        for r in ("none", "add", "mul", "max", "min")
+    ] + [Sample([values((2, 3), np.int32), np.array([[0, -1], [1, 0]], np.int64),
+                 np.array([5, 7], np.int32)], {"reduction": "add"}, _scatter_nd_ref,
+                note="element indices, negative")],
+    "onnx_scatter_elements": [
+        Sample([_D, np.array([[1, 0, 3], [1, 2, 0]], np.int64),
+                values((2, 3), np.float32, seed=22)], {"axis": 0, "reduction": r},
+               _scatter_el_ref, note=r)
+        for r in ("none", "add", "mul", "max", "min")
+    ] + [Sample([values((3, 4), np.int64), np.array([[-1], [0], [2]], np.int64),
+                 np.array([[9], [8], [7]], np.int64)], {"axis": 1, "reduction": "none"},
+                _scatter_el_ref, note="axis 1, negative")],
+})
+
+REJECTS.update({
+    "onnx_scatter_nd": [Sample([_D, _i64(7).reshape(1, 1), values((1, 3), np.float32)],
+                               {"reduction": "none"}),
+                        Sample([_D, _i64(1).reshape(1, 1), values((1, 3), np.float32)],
+                               {"reduction": "sub"})],
+    "onnx_scatter_elements": [Sample([_D, np.array([[4, 0, 0]], np.int64),
+                                      values((1, 3), np.float32)],
+                                     {"axis": 0, "reduction": "none"})],
+})
