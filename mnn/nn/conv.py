@@ -58,11 +58,13 @@ class _ConvBase(Module):
             raise MnnError(f"mnn: {kind.lower()}: depthwise needs in_channels == "
                            f"out_channels, got {in_channels} and {out_channels}")
         self.group = self.in_channels if self.depthwise else 1
-        kx, ky = self.kernel_size
+
+    def _initial_weight(self):
         # MNN's layout [out, in / group, ky, kx]; xavier's fan in is the product after
         # the first axis.
+        kx, ky = self.kernel_size
         in_per_group = 1 if self.depthwise else self.in_channels
-        self._weight_init = init.xavier([self.out_channels, in_per_group, ky, kx])
+        return init.xavier([self.out_channels, in_per_group, ky, kx])
 
     def _check_input(self, x):
         x = F.to_var(x)
@@ -83,7 +85,7 @@ class Conv(_ConvBase):
         super().__init__("Conv", in_channels, out_channels, kernel_size, stride, padding,
                          dilation, depthwise,
                          F.Padding_Mode.VALID if padding_mode is None else padding_mode)
-        self.weight = trainable(self._weight_init)
+        self.weight = trainable(self._initial_weight())
         self.bias = trainable(init.constant([self.out_channels])) if bias else None
 
     def forward(self, x):
@@ -102,7 +104,7 @@ class ConvTranspose(_ConvBase):
         super().__init__("ConvTranspose", in_channels, out_channels, kernel_size, stride,
                          padding, dilation, depthwise,
                          F.Padding_Mode.VALID if padding_mode is None else padding_mode)
-        w = self._weight_init
+        w = self._initial_weight()
         self.weight = trainable(w if self.depthwise else np.ascontiguousarray(
             w.transpose(1, 0, 2, 3)))
         self.bias = trainable(init.constant([self.out_channels])) if bias else None
