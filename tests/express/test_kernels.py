@@ -53,3 +53,25 @@ def test_sum_kernel_close_to_float64_sum(threads, size, dtype, keepdims, name):
     eps = np.finfo(dtype).eps
     bound = 64 * eps * np.abs(exact).sum() / (a.size if name == "reduce_mean" else 1)
     assert np.all(np.abs(got.astype(np.float64) - want) <= bound)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_exp_kernel_within_one_ulp_and_special_values(threads):
+    before = F.get_thread_number()
+    F.set_thread_number(threads)
+    try:
+        rng = np.random.default_rng(3)
+        x = rng.uniform(-90, 90, N).astype(np.float32)
+        x[:8] = [np.nan, np.inf, -np.inf, 88.5, -87.5, -104.0, 0.0, -0.0]
+        got = F.exp(F.const(x)).read()
+    finally:
+        F.set_thread_number(before)
+    with np.errstate(all="ignore"):
+        exact = np.exp(x.astype(np.float64))
+        want32 = exact.astype(np.float32)
+        finite = np.isfinite(want32) & (want32 != 0)
+        ulp = np.spacing(want32[finite]).astype(np.float64)  # subnormals: 2**-149
+        assert np.all(np.abs(got[finite] - exact[finite]) <= ulp)
+        # inf, nan, overflow and underflow to zero as numpy gives them
+        np.testing.assert_array_equal(got[~finite], np.exp(x[~finite]))
+    assert got.dtype == np.float32

@@ -86,6 +86,21 @@ def _parallel_binary(code, a, b, dt):
     return out
 
 
+# Unary ops with a compiled float32 loop (SIMD, all kernel threads on large arrays):
+# exp is within 1 ulp (numpy's float32 exp: within about 2.3 ulp) and faster.
+_UNARY_KERNELS = {"exp": _kernels.exp_f32}
+COMPILED_MIN_SIZE = 1 << 14
+
+
+def _compiled_unary(kernel, x):
+    if x.dtype != np.float32 or x.size < COMPILED_MIN_SIZE or not x.flags.c_contiguous:
+        return None
+    nthreads = get_thread_number() if x.size >= PARALLEL_MIN_SIZE else 1
+    out = np.empty(x.shape, np.float32)
+    kernel(x.reshape(-1), out.reshape(-1), nthreads)
+    return out
+
+
 def _broadcast(a, b):
     if a == b:
         return a
@@ -126,9 +141,14 @@ def _unary_op(name, fn, grad=None):
 
     def compute(arrays):
         dt = _result_dtype(fn, (arrays[0].dtype,))
+        if kernel is not None:
+            out = _compiled_unary(kernel, arrays[0])
+            if out is not None:
+                return out
         out = fn(*_in_result_float(arrays, dt))
         return np.asarray(out, dtype=dt)
 
+    kernel = _UNARY_KERNELS.get(name)
     register(OpDef(name, infer, compute, grad))
 
     def public(x):
