@@ -15,8 +15,12 @@ Where this differs from numpy, and why
 - Means of integers are float64 as in numpy (MNN.numpy casts to float32 first).
 - Index and count results (``argsort``, ``nonzero``, ``unique``'s extras,
   ``searchsorted``, ``bincount``, ``count_nonzero``) are int32, MNN's integer type.
-- Sums and products of integers keep the integer dtype (MNN); numpy widens to int64.
-  Means, variances and quantiles of integers are float64 as in numpy.
+- Sums and products (also cumulative) of bools and integers are int64, as numpy's
+  (numpy gives uint64 for unsigned inputs; Vars hold no uint64). Means, variances and
+  quantiles of integers are float64 as in numpy.
+- Small integer inputs to float functions (``exp(uint8)``) compute in float32: numpy
+  uses float16, which Vars do not hold. ``reciprocal`` of integers is the true value
+  (the express core's rule), where numpy truncates to 0.
 - Reductions over all axes return 0-d Vars, not Python or numpy scalars (they stay in
   the graph, so they can be differentiated); ``float(v)``/``v.item()`` gives the number.
   ``array_equal``/``array_equiv``/``allclose`` return Python bools, as numpy does.

@@ -275,9 +275,12 @@ def tri(N, M=None, k=0, dtype=np.float32):  # noqa: N803
 
 def _tri_mask(x, k, lower):
     shape = x.shape
-    if len(shape) < 2:
-        raise OpError(f"mnn.numpy.{'tril' if lower else 'triu'}: needs at least 2-d, got "
-                      f"shape {shape}")
+    if not shape:
+        raise OpError(f"mnn.numpy.{'tril' if lower else 'triu'}: needs at least 1-d, got "
+                      "a 0-d input")
+    if len(shape) == 1:
+        # numpy: a 1-d input is a row, broadcast against an n x n mask.
+        shape = [shape[0], shape[0]]
     keep = np.tri(shape[-2], shape[-1], k, dtype=bool)
     if not lower:
         keep = ~np.tri(shape[-2], shape[-1], k - 1, dtype=bool)

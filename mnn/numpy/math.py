@@ -3,7 +3,8 @@ differences, and 1-d signal helpers.
 
 Every function takes Vars, numpy arrays, lists or scalars and returns a Var. Binary
 functions broadcast and promote like numpy (NEP 50 for Python scalars). Sums and
-products of integers keep the integer type (MNN), where numpy widens to int64.
+products of bools and integers accumulate in int64 as numpy's do (MNN's reduce_sum
+keeps the input type, so a uint8 sum would wrap around).
 """
 import builtins
 
@@ -172,7 +173,10 @@ def around(a, decimals=0, out=None):
     no_out(out)
     x = asvar(a)
     decimals = int(decimals)
-    if x.dtype.kind in "iub":
+    if x.dtype == np.bool_:
+        # numpy rounds bools as float16 numbers; Vars hold float32.
+        x = cast(x, np.float32)
+    if x.dtype.kind in "iu":
         if decimals >= 0:
             from .creation import copy
 
@@ -237,18 +241,26 @@ def sort_complex(a):
 
 # -- sums and products ------------------------------------------------------------------
 
-def _reduce(fn, a, axis, dtype, keepdims, initial, where, identity):
-    x = asvar(a)
+def _accumulator(x, dtype):
+    """``x`` in the dtype numpy sums and multiplies it in: ``dtype`` if given, else
+    int64 for bools and integers (numpy: int64/uint64), so uint8 images do not wrap."""
     if dtype is not None:
-        x = cast(x, npdtype(dtype))
+        return cast(x, npdtype(dtype))
+    if x.dtype.kind in "biu" and x.dtype != np.int64:
+        return cast(x, np.int64)
+    return x
+
+
+def _reduce(fn, a, axis, dtype, keepdims, initial, where, identity):
+    x = _accumulator(asvar(a), dtype)
     if where is not True:
         x = select(asvar(where), x, const(np.asarray(identity, x.dtype)))
     axes = axes_tuple(axis, x.ndim)
     if axes:
         out = fn(x, list(axes), keepdims=bool(keepdims))
     else:
-        # numpy: reducing over no axes returns the input (bools counted as integers).
-        out = cast(x, np.int32 if x.dtype == np.bool_ else x.dtype)
+        # numpy: reducing over no axes returns the input (in the accumulator dtype).
+        out = cast(x, x.dtype)
     if initial is not None:
         out = (out + initial) if fn is _red.reduce_sum else out * initial
     return out
@@ -285,11 +297,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 
 def _cumulative(name, a, axis, dtype):
-    x = asvar(a)
-    if dtype is not None:
-        x = cast(x, npdtype(dtype))
-    elif x.dtype == np.bool_:
-        x = cast(x, np.int32)
+    x = _accumulator(asvar(a), dtype)
     if axis is None:
         x = _mv.reshape(x, [-1])
         axis = 0

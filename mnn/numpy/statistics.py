@@ -297,9 +297,11 @@ def _no_weights(weights):
         raise TypeError("mnn.numpy: weighted quantiles (weights=) are not supported")
 
 
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The median along ``axis`` (NaN over an empty axis, as numpy's)."""
+def _median(a, axis, out, keepdims, ignore_nan):
     x = asvar(a)
+    if x.dtype == np.bool_:
+        # numpy's median averages the middle values, which works for bools too.
+        x = cast(x, np.float64)
     axes = axes_tuple(axis, x.ndim)
     if any(x.shape[i] == 0 for i in axes):
         no_out(out)
@@ -308,12 +310,17 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         from .creation import full
 
         return full(shape, np.nan, float_dtype(x.dtype))
-    return _quantile(x, 0.5, axis, keepdims, "linear", None, False, 1.0, out)
+    return _quantile(x, 0.5, axis, keepdims, "linear", None, ignore_nan, 1.0, out)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along ``axis`` (NaN over an empty axis, as numpy's)."""
+    return _median(a, axis, out, keepdims, False)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median ignoring NaN."""
-    return _quantile(a, 0.5, axis, keepdims, "linear", None, True, 1.0, out)
+    return _median(a, axis, out, keepdims, True)
 
 
 # -- covariance -------------------------------------------------------------------------

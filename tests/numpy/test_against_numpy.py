@@ -163,6 +163,8 @@ CASES = [
     C("i0", f32), C("nan_to_num", np.array([np.nan, np.inf, -np.inf, 1], np.float32)),
     C("nan_to_num", nan_f, nan=5.0, posinf=9.0), C("real_if_close", f32),
     C("sum", f32), C("sum", f64, axis=(0, 2), keepdims=True), C("sum", b, axis=1),
+    C("sum", u8), C("prod", u8, axis=0), C("cumsum", u8), C("median", b),
+    C("tril", v5), C("triu", v5, 1), C("around", b),
     C("sum", f32, axis=1, initial=2.0), C("sum", f32, where=b),
     C("prod", pos), C("prod", i32, axis=0), C("nansum", nan_f, axis=0),
     C("nanprod", nan_f),
