@@ -207,7 +207,11 @@ def convert(args, out=None):
              weight_quant_asymmetric=args.weightQuantAsymmetric, fp16=args.fp16,
              external_data=args.saveExternalData, biz_code=args.bizCode)
     except MnnError as exc:
-        raise CliError(f"mnnconvert: cannot write {args.MNNModel!r}: {exc}") from None
+        hint = ""
+        if "onnx_deferred" in str(exc):
+            hint = ("\n  some nodes need shapes known only at run time (dynamic input "
+                    "dims); give fixed input shapes with --inputConfigFile")
+        raise CliError(f"mnnconvert: cannot write {args.MNNModel!r}: {exc}{hint}") from None
     size = os.path.getsize(args.MNNModel)
     print(f"Converted {args.modelFile} -> {args.MNNModel} ({size / 1e6:.2f} MB); "
           f"inputs: {', '.join(inputs)}; outputs: {', '.join(outputs)}", file=out)

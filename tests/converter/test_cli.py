@@ -155,3 +155,27 @@ def test_input_config_file_fixes_a_dynamic_shape(tmp_path, capsys):
     assert main(["-f", "ONNX", "--modelFile", src, "--info",
                  "--inputConfigFile", str(cfg)]) == 1
     assert "bad dims" in capsys.readouterr().err
+
+
+def test_dynamic_batch_stays_dynamic(cnn_model, tmp_path, capsys):
+    # Make the batch dimension symbolic: the converted graph runs any batch size.
+    model = onnx.ModelProto()
+    model.CopyFrom(cnn_model)
+    for vi in list(model.graph.input) + list(model.graph.output):
+        vi.type.tensor_type.shape.dim[0].dim_param = "batch"
+    graph = load_onnx(model)
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).normal(size=(batch, 3, 8, 8)).astype(np.float32)
+        want = run_ort(model, {"x": x})
+        got = graph.run({"x": x})
+        np.testing.assert_allclose(got["y"], want["y"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_array_equal(got["x_copy"], x)
+    # The .mnn writer needs the shapes: without them the command says how to give them.
+    src = _save(model, tmp_path)
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel",
+                 str(tmp_path / "d.mnn")]) == 1
+    assert "--inputConfigFile" in capsys.readouterr().err
+    cfg = tmp_path / "config.txt"
+    cfg.write_text("input_names = x\ninput_dims = 2x3x8x8\n")
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", str(tmp_path / "d.mnn"),
+                 "--inputConfigFile", str(cfg)]) == 0
