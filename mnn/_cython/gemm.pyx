@@ -6,6 +6,7 @@ BLAS is column-major; a row-major ``C (m x n) = op(A) op(B)`` is the column-majo
 Callers (Python) have checked shapes; the wrapper re-checks them because a wrong leading
 dimension would make BLAS read past the buffers.
 """
+from cython.parallel cimport prange
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 ctypedef fused real_t:
@@ -54,3 +55,42 @@ def gemm(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c, bint 
     with nogil:
         _gemm_rm(trans_a, trans_b, m, n, k, <real_t>alpha, &a[0, 0], lda, &b[0, 0], ldb,
                  <real_t>beta, &c[0, 0], ldc)
+
+
+def gemm_split(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c,
+               bint trans_a=False, bint trans_b=False, double alpha=1.0, double beta=0.0,
+               int nthreads=1):
+    """:func:`gemm`, with the columns of ``c`` split into ``nthreads`` blocks computed in
+    parallel (OpenMP), each by a single-threaded BLAS call.
+
+    One threading runtime (ours) for every kernel: BLAS's own thread pool, spinning
+    between calls, fights OpenMP's for the cores. The caller keeps BLAS at one thread
+    while this runs (``nn_common.blas_single_thread``).
+    """
+    cdef int m = a.shape[1] if trans_a else a.shape[0]
+    cdef int k = a.shape[0] if trans_a else a.shape[1]
+    cdef int kb = b.shape[1] if trans_b else b.shape[0]
+    cdef int n = b.shape[0] if trans_b else b.shape[1]
+    if k != kb or c.shape[0] != m or c.shape[1] != n or nthreads < 1:
+        raise ValueError(f"gemm: op(a) is ({m}, {k}), op(b) is ({kb}, {n}), c is "
+                         f"({c.shape[0]}, {c.shape[1]}): shapes do not match")
+    if nthreads == 1 or n < 32 or k == 0 or m == 0:
+        gemm(a, b, c, trans_a, trans_b, alpha, beta)
+        return
+    cdef int lda = max(a.shape[1], 1)
+    cdef int ldb = max(b.shape[1], 1)
+    cdef int ldc = max(c.shape[1], 1)
+    # Column blocks of a multiple of 16 (one AVX-512 vector of floats).
+    cdef int chunk = ((n + nthreads - 1) // nthreads + 15) // 16 * 16
+    cdef int blocks = (n + chunk - 1) // chunk
+    cdef int t, j0, width
+    with nogil:
+        for t in prange(blocks, num_threads=nthreads, schedule="static"):
+            j0 = t * chunk
+            width = n - j0 if n - j0 < chunk else chunk
+            if trans_b:
+                _gemm_rm(trans_a, trans_b, m, width, k, <real_t>alpha, &a[0, 0], lda,
+                         &b[j0, 0], ldb, <real_t>beta, &c[0, j0], ldc)
+            else:
+                _gemm_rm(trans_a, trans_b, m, width, k, <real_t>alpha, &a[0, 0], lda,
+                         &b[0, j0], ldb, <real_t>beta, &c[0, j0], ldc)

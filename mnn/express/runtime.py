@@ -1,6 +1,12 @@
 """Process-wide engine settings: thread count and evaluation mode."""
 import os
 
+# OpenMP worker threads sleep at barriers instead of spinning: kernels alternate parallel
+# regions with Python work, and spinning workers took the cores that work needed (two
+# threads measured many times slower than one on a shared machine). Set before any
+# kernel loads libgomp; a user's own OMP_WAIT_POLICY wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 __all__ = ["set_thread_number", "get_thread_number", "lazy_eval", "is_lazy"]
 
 _state = {"threads": max(1, min(os.cpu_count() or 1, 4)), "lazy": True}

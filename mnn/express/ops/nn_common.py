@@ -105,8 +105,38 @@ def float_dtype(metas, what):
     return next(iter(dts))
 
 
-def threads():
+def threads(work=None):
+    """Thread count for a kernel call; 1 when ``work`` (elements touched) is too small
+    for a parallel region to pay for waking the other threads."""
+    if work is not None and work < 1 << 15:
+        return 1
     return get_thread_number()
+
+
+_BLAS_LIBS = []
+
+
+def blas_single_thread():
+    """Keep the BLAS that gemm.pyx calls (scipy's OpenBLAS) at one thread.
+
+    Kernels parallelize with OpenMP themselves (``gemm_split``); a second thread pool
+    spinning for the same cores made two-thread runs many times slower, and switching
+    BLAS's thread count back and forth around every call wakes its pool each time. So
+    the setting is left at one: only our kernels call scipy's OpenBLAS through Cython
+    (numpy's BLAS, used by matmul, is a separate library and keeps its threads).
+    ``set_thread_number`` raises it again; the next convolution lowers it. Found once
+    through threadpoolctl (a runtime dependency).
+    """
+    if not _BLAS_LIBS:
+        from scipy.linalg import cython_blas  # noqa: F401 - loads scipy's OpenBLAS
+        from threadpoolctl import ThreadpoolController
+
+        libs = [c for c in ThreadpoolController().lib_controllers
+                if c.internal_api == "openblas" and "scipy.libs" in c.filepath]
+        _BLAS_LIBS.extend(libs or [None])
+    for lib in _BLAS_LIBS:
+        if lib is not None and lib.get_num_threads() != 1:
+            lib.set_num_threads(1)
 
 
 def c_array(a):

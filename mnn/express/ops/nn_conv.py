@@ -63,6 +63,17 @@ def _check_weight(c_in, w_shape, group):
                       f"{group} expects {w_shape[1] * group}")
 
 
+def _one_blas_thread(compute):
+    """Run ``compute`` with BLAS single-threaded: its GEMMs are split over our OpenMP
+    threads instead (see nn_common.blas_single_thread)."""
+    def wrapped(arrays, **attrs):
+        nc.blas_single_thread()
+        return compute(arrays, **attrs)
+    wrapped.__name__ = compute.__name__
+    wrapped.__doc__ = compute.__doc__
+    return wrapped
+
+
 def _is_depthwise(c_in, w_shape, group):
     return group > 1 and group == c_in and w_shape[1] == 1
 
@@ -98,7 +109,7 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     pads, (oh, ow) = _geometry((h, wd), (kh, kw), strides, pads, dilations, padding_mode)
-    nt = nc.threads()
+    nt = nc.threads(n * oh * ow * (c * kh * kw // group + o))
     if len(arrays) == 3:
         bias = nc.c_array(arrays[2])
     else:
@@ -128,8 +139,8 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
                            pads[1], dilations[0], dilations[1], nt)
             src = cols
         for g in range(group):
-            _gemm_k.gemm(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
-                         y3[i, g * og:(g + 1) * og], False, False, 1.0, 1.0)
+            _gemm_k.gemm_split(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
+                               y3[i, g * og:(g + 1) * og], False, False, 1.0, 1.0, nt)
         if clamp is not None:
             # While this image's output is still in cache.
             np.clip(y3[i], clamp[0], clamp[1], out=y3[i])
@@ -182,7 +193,7 @@ def _winograd(x, w, bias, y, pads, nt, clamp=None):
     _wino_k.input_transform(x, v, pads[0], pads[1], th, tw, nt)
     m = nc.scratch("winograd_prod", (36, o, tiles), x.dtype)
     for k in range(36):
-        _gemm_k.gemm(u[k], v[k], m[k])
+        _gemm_k.gemm_split(u[k], v[k], m[k], False, False, 1.0, 0.0, nt)
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
     _wino_k.output_transform(m, y, bias, th, tw, nt, lo, hi)
 
@@ -211,7 +222,7 @@ def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, paddin
     return out
 
 
-register(OpDef("conv2d", _conv2d_infer, _conv2d_compute, _conv2d_grad))
+register(OpDef("conv2d", _conv2d_infer, _one_blas_thread(_conv2d_compute), _conv2d_grad))
 
 
 # ---------------------------------------------------------------------------------------
@@ -242,7 +253,7 @@ def _bpi_compute(arrays, input_hw, strides, pads, dilations, group, padding_mode
     h, wd = input_hw
     c = cg * group
     pads, _ = _geometry(input_hw, (kh, kw), strides, pads, dilations, padding_mode)
-    nt = nc.threads()
+    nt = nc.threads(n * oh * ow * (c * kh * kw // group + o))
     if _is_depthwise(c, w.shape, group):
         dx = np.empty((n, c, h, wd), dy.dtype)
         _dw_k.backward_input(dy, w.reshape(o, kh, kw), dx, strides[0], strides[1], pads[0],
@@ -256,8 +267,8 @@ def _bpi_compute(arrays, input_hw, strides, pads, dilations, group, padding_mode
     cols = nc.scratch("im2col", (c * kh * kw, oh * ow), dy.dtype)
     for i in range(n):
         for g in range(group):
-            _gemm_k.gemm(w2[g * og:(g + 1) * og], dy3[i, g * og:(g + 1) * og],
-                         cols[g * rows:(g + 1) * rows], True, False, 1.0, 0.0)
+            _gemm_k.gemm_split(w2[g * og:(g + 1) * og], dy3[i, g * og:(g + 1) * og],
+                               cols[g * rows:(g + 1) * rows], True, False, 1.0, 0.0, nt)
         if pointwise:
             dx[i] = cols.reshape(c, h, wd)
         else:
@@ -278,7 +289,8 @@ def _bpi_grad(inputs, outputs, grads, input_hw, strides, pads, dilations, group,
     return [d_dy, d_w]
 
 
-register(OpDef("conv2d_backprop_input", _bpi_infer, _bpi_compute, _bpi_grad))
+register(OpDef("conv2d_backprop_input", _bpi_infer, _one_blas_thread(_bpi_compute),
+               _bpi_grad))
 
 
 # ---------------------------------------------------------------------------------------
@@ -307,7 +319,7 @@ def _bpf_compute(arrays, kernel, strides, pads, dilations, group, padding_mode):
     kh, kw = kernel
     cg = c // group
     pads, _ = _geometry((h, wd), kernel, strides, pads, dilations, padding_mode)
-    nt = nc.threads()
+    nt = nc.threads(n * oh * ow * (c * kh * kw // group + o))
     if _is_depthwise(c, (o, cg, kh, kw), group):
         dw = np.empty((o, kh, kw), x.dtype)
         _dw_k.backward_filter(x, dy, dw, strides[0], strides[1], pads[0], pads[1],
@@ -326,8 +338,8 @@ def _bpf_compute(arrays, kernel, strides, pads, dilations, group, padding_mode):
                            pads[1], dilations[0], dilations[1], nt)
             src = cols
         for g in range(group):
-            _gemm_k.gemm(dy3[i, g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
-                         dw[g * og:(g + 1) * og], False, True, 1.0, 1.0)
+            _gemm_k.gemm_split(dy3[i, g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
+                               dw[g * og:(g + 1) * og], False, True, 1.0, 1.0, nt)
     return dw.reshape(o, cg, kh, kw)
 
 
@@ -342,7 +354,8 @@ def _bpf_grad(inputs, outputs, grads, kernel, strides, pads, dilations, group,
     return [d_x, d_dy]
 
 
-register(OpDef("conv2d_backprop_filter", _bpf_infer, _bpf_compute, _bpf_grad))
+register(OpDef("conv2d_backprop_filter", _bpf_infer, _one_blas_thread(_bpf_compute),
+               _bpf_grad))
 
 
 # ---------------------------------------------------------------------------------------

@@ -123,13 +123,13 @@ def _max_compute(arrays, **attrs):
     hs, he, ws, we, _, _ = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (len(hs), len(ws)), x.dtype)
     if attrs["global_pool"] or attrs["output_size"] is not None:
-        _pool_k.max_forward(x, y, hs, he, ws, we, nc.threads())
+        _pool_k.max_forward(x, y, hs, he, ws, we, nc.threads(x.size))
     else:
         # Regular grid: the padded-plane kernel (no per-window bounds, vectorized bands).
         pads = nc.resolve_pads(x.shape[2:], attrs["kernel"], attrs["strides"], (1, 1),
                                attrs["pads"], attrs["padding_mode"])
         _pool_k.max_forward_regular(x, y, *attrs["kernel"], *attrs["strides"], pads[0],
-                                    pads[1], nc.threads())
+                                    pads[1], nc.threads(x.size))
     return y
 
 
@@ -153,7 +153,7 @@ def _max_grad_compute(arrays, **attrs):
     x, dy = nc.c_array(arrays[0]), nc.c_array(arrays[1])
     hs, he, ws, we, _, _ = _tables(x.shape[2:], attrs, x.dtype)
     dx = np.empty_like(x)
-    _pool_k.max_backward(x, dy, dx, hs, he, ws, we, nc.threads())
+    _pool_k.max_backward(x, dy, dx, hs, he, ws, we, nc.threads(x.size))
     return dx
 
 
@@ -175,7 +175,7 @@ def _avg_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
     hs, he, ws, we, dh, dw = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (len(hs), len(ws)), x.dtype)
-    _pool_k.avg_forward(x, y, hs, he, ws, we, dh, dw, nc.threads())
+    _pool_k.avg_forward(x, y, hs, he, ws, we, dh, dw, nc.threads(x.size))
     return y
 
 
@@ -204,7 +204,7 @@ def _avg_grad_compute(arrays, input_hw, **attrs):
     dy = nc.c_array(arrays[0])
     hs, he, ws, we, dh, dw = _tables(input_hw, attrs, dy.dtype)
     dx = np.empty(dy.shape[:2] + tuple(input_hw), dy.dtype)
-    _pool_k.avg_backward(dy, dx, hs, he, ws, we, dh, dw, nc.threads())
+    _pool_k.avg_backward(dy, dx, hs, he, ws, we, dh, dw, nc.threads(dx.size))
     return dx
 
 
