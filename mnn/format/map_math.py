@@ -15,7 +15,7 @@ from ..express.ops import reduce as red
 from ..express.ops.linalg import matmul
 from ..express.ops.selection import select
 from ..express.optable import all_ops
-from .mapping import datatype_of, decoder, dtype_of, encoder
+from .mapping import datatype_of, decoder, dtype_of, encoder, file_dtype
 
 __all__ = []
 
@@ -197,6 +197,13 @@ def _decode_cast(ctx, op, inputs):
     return [ew.cast(inputs[0], dtype_of(p["dstT"], "Cast.dstT"))]
 
 
+def _cast_target(dtype):
+    """Cast's ``dstT``: a cast to bool stays DT_BOOL (non-zero test); 64-bit integers are
+    computed as int32 in MNN (see mapping.file_dtype)."""
+    dtype = np.dtype(dtype)
+    return datatype_of(dtype if dtype == np.bool_ else file_dtype(dtype))
+
+
 @encoder("cast")
 def _encode_cast(ctx, expr):
     x = expr.inputs[0]
@@ -204,7 +211,7 @@ def _encode_cast(ctx, expr):
         expr,
         "Cast",
         "CastParam",
-        {"srcT": ctx.dtype_code(x), "dstT": datatype_of(expr.attrs["dtype"])},
+        {"srcT": ctx.dtype_code(x), "dstT": _cast_target(expr.attrs["dtype"])},
         expr.inputs,
     )
 
@@ -222,13 +229,28 @@ _REDUCE = {
 _REDUCE_CODE = {name: code for code, name in _REDUCE.items()}
 
 
+_RUNTIME_MODES = {0: "sum", 1: "l1", 2: "sum_square", 3: "mean", 4: "max", 5: "min", 6: "prod"}
+
+
 @decoder("Reduction")
 def _decode_reduction(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1, 2)
     p = ctx.param(op, "ReductionParam")
     x = inputs[0]
     if len(inputs) == 2:
-        axes = ctx.need_static(op, inputs[1], "the reduction axes")
+        axes = ctx.static(inputs[1])
+        if axes is None:
+            # Axes computed at run time: ONNX's reduction (empty axes reduce everything).
+            mode = _RUNTIME_MODES.get(p["operation"])
+            if mode is None:
+                ctx.fail(op, "any/all over run-time axes is not supported")
+            return _apply1(
+                "onnx_reduce",
+                list(inputs),
+                mode=mode,
+                keepdims=int(bool(p["keepDims"])),
+                noop_with_empty_axes=0,
+            )
     else:
         axes = p["dim"]
     axes = None if axes is None or len(axes) == 0 else [int(a) for a in np.ravel(axes)]

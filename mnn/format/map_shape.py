@@ -13,7 +13,7 @@ from ..express.formats import NC4HW4, NCHW, NHWC
 from ..express.ops import creation, movement
 from ..express.optable import all_ops
 from ..express.var import const, placeholder
-from .mapping import blob_to_array, datatype_of, decoder, dtype_of, encoder
+from .mapping import blob_to_array, datatype_of, decoder, dtype_of, encoder, file_dtype
 
 __all__ = []
 
@@ -46,8 +46,8 @@ def _decode_input(ctx, op, inputs):
 def _encode_input(ctx, expr):
     meta = expr.metas[0]
     dims = expr.attrs.get("declared_shape", meta.shape)
-    # MNN keeps booleans as int32 (see mapping.array_to_blob).
-    dtype = np.dtype(np.int32) if meta.dtype == np.bool_ else meta.dtype
+    # MNN computes booleans and 64-bit integers as int32 (see mapping.file_dtype).
+    dtype = file_dtype(meta.dtype)
     ctx.emit(
         expr,
         "Input",

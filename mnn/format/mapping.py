@@ -145,17 +145,34 @@ def blob_to_array(blob, where, external=None):
     return arr
 
 
+def fits_int32(arr):
+    """Whether every value of integer array ``arr`` fits in int32."""
+    return arr.size == 0 or (int(arr.min()) >= -(2**31) and int(arr.max()) < 2**31)
+
+
+def file_dtype(dtype):
+    """The dtype MNN computes with for ``dtype``: int32 for booleans and 64-bit or
+    unsigned 32-bit integers (as MNN's converter narrows them), else ``dtype``."""
+    dtype = np.dtype(dtype)
+    if dtype in (np.bool_, np.int64, np.uint64, np.uint32):
+        return np.dtype(np.int32)
+    return dtype
+
+
 def array_to_blob(array, data_format=0):
     """A ``Blob`` dict holding ``array``.
 
-    MNN has no doubles (float64 is stored as float32) and keeps booleans as int32 at run
-    time (the real wheel crashes on a DT_BOOL loop condition), so bools are stored as
-    int32 0/1.
+    MNN has no doubles (float64 is stored as float32) and computes with int32 where
+    ONNX has int64 (its converter narrows them; the real wheel crashes on int64 arithmetic
+    and on a DT_BOOL loop condition): 64-bit integers that fit are stored as int32, and
+    bools as int32 0/1.
     """
     arr = np.asarray(array)
     if arr.dtype == np.float64:
         arr = arr.astype(np.float32)
     if arr.dtype == np.bool_:
+        arr = arr.astype(np.int32)
+    if arr.dtype in (np.int64, np.uint64, np.uint32) and fits_int32(arr):
         arr = arr.astype(np.int32)
     blob = {
         "dims": np.asarray(arr.shape, np.int32),

@@ -19,7 +19,7 @@ from . import map_control, map_math, map_nn, map_shape, map_tensor  # noqa: F401
 from .errors import ModelFileError
 from .external import ExternalWriter
 from .flat import encode
-from .mapping import ENCODERS, array_to_blob, datatype_of
+from .mapping import ENCODERS, array_to_blob, datatype_of, file_dtype
 from .schema import OP_TYPES
 
 __all__ = ["EncodeContext", "EncodeOptions", "graph_to_net", "write_model"]
@@ -222,11 +222,11 @@ class EncodeContext:
 
     def dtype_code(self, var):
         """MNN DataType of ``var`` from its static metadata (never computes anything):
-        booleans are int32 in MNN; float when only run time tells."""
+        see :func:`mnn.format.mapping.file_dtype`; float when only run time tells."""
         dtype = var.expr.metas[var.index].dtype
         if dtype is None:
             return 1
-        return 3 if dtype == np.bool_ else datatype_of(dtype)
+        return datatype_of(file_dtype(dtype))
 
     def static(self, var):
         """The value of ``var`` when it is written as a constant, else None (trainables
