@@ -1,8 +1,7 @@
 """Shared helpers for the express tests: a finite-difference gradient check."""
+import mnn.expr as F
 import numpy as np
 import pytest
-
-import mnn.expr as F
 
 
 def numeric_gradcheck(fn, arrays, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):

@@ -1,9 +1,8 @@
 """Bad input to the core ops through the public API: a clear error naming the op and
 what is wrong, raised on the caller's line (shape/dtype problems at build time)."""
+import mnn.expr as F
 import numpy as np
 import pytest
-
-import mnn.expr as F
 
 M = np.zeros((2, 3), np.float32)
 

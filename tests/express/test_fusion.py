@@ -1,7 +1,7 @@
 """a * b + c fused at evaluation: same values as numpy, same graph semantics."""
+import mnn.expr as F
 import numpy as np
 
-import mnn.expr as F
 from mnn.express.ops import fusion
 
 N = fusion.MIN_SIZE + 3  # odd length above the threshold

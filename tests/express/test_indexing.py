@@ -1,8 +1,7 @@
 """Var indexing against numpy: basic slicing, advanced (gather) indexing, masks, setitem."""
+import mnn.expr as F
 import numpy as np
 import pytest
-
-import mnn.expr as F
 
 A = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
 
@@ -106,7 +105,8 @@ def test_random_keys_against_numpy():
 
 SET_CASES = [
     (0, 7.0), ((slice(None), 1), np.arange(4 * 5, dtype=np.float32).reshape(4, 5)),
-    ((Ellipsis, slice(None, None, -2)), -1.0), ([1, 0], 3.0), (([0, 1], [2, 0]), [[[1.0]], [[2.0]]]),
+    ((Ellipsis, slice(None, None, -2)), -1.0), ([1, 0], 3.0),
+    (([0, 1], [2, 0]), [[[1.0]], [[2.0]]]),
     ((A > 50,), 0.0), ((slice(None), [0, 0]), 9.0), ((0, 1, 2, 3), 100.0),
 ]
 

@@ -1,8 +1,8 @@
 """The compiled multi-threaded paths (large float arrays, 2 threads) against numpy."""
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn.express.ops import elementwise, reduce
 
 N = elementwise.PARALLEL_MIN_SIZE + 5  # odd length above the threshold

@@ -1,9 +1,8 @@
 """MNN.expr's functions against the real MNN wheel (same calls, same results), numpy,
 and finite-difference gradients (float64)."""
+import mnn.expr as F
 import numpy as np
 import pytest
-
-import mnn.expr as F
 
 MNN = pytest.importorskip("MNN")
 MF = MNN.expr

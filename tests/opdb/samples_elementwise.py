@@ -8,7 +8,6 @@ and computed in that dtype. gelu, erf, erfc and erfinv use torch as the referenc
 import numpy as np
 import scipy.special as sp
 import torch
-
 from opdb_core import ALL_DTYPES, BINARY_SHAPES, UNARY_SHAPES, Sample, values
 
 # Vars hold no float16/int16/unsigned wider than uint8: these numpy results are stored in
@@ -195,14 +194,15 @@ for _name, (_fn, _fa, _fb) in BINARY.items():
     _add_binary(_name, _fn, _fa, _fb)
 
 # Integer division by zero is refused (numpy would warn and return 0).
-REJECTS.setdefault("floordiv", []).append(Sample([np.array([1, 2], np.int32), np.array([1, 0], np.int32)],
-                                  note="int-div-by-zero"))
-REJECTS.setdefault("mod", []).append(Sample([np.array([1, 2], np.int32), np.array([0, 1], np.int32)],
-                             note="int-mod-by-zero"))
-REJECTS.setdefault("pow", []).append(Sample([np.array([2], np.int32), np.array([-1], np.int32)],
-                             note="int-negative-power"))
-REJECTS.setdefault("add", []).append(Sample([np.zeros((2, 3), np.float32), np.zeros((4,), np.float32)],
-                             note="no-broadcast"))
+_I32 = np.int32
+REJECTS.setdefault("floordiv", []).append(
+    Sample([np.array([1, 2], _I32), np.array([1, 0], _I32)], note="int-div-by-zero"))
+REJECTS.setdefault("mod", []).append(
+    Sample([np.array([1, 2], _I32), np.array([0, 1], _I32)], note="int-mod-by-zero"))
+REJECTS.setdefault("pow", []).append(
+    Sample([np.array([2], _I32), np.array([-1], _I32)], note="int-negative-power"))
+REJECTS.setdefault("add", []).append(
+    Sample([np.zeros((2, 3), np.float32), np.zeros((4,), np.float32)], note="no-broadcast"))
 
 
 def _cast_ref(dtype):

@@ -3,14 +3,13 @@ index_put. References index numpy arrays with the equivalent numpy key."""
 import builtins
 
 import numpy as np
-
 from opdb_core import ALL_DTYPES, Sample, values
 
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
 
 def _ss(begin, end, strides, **masks):
-    attrs = dict(begin=tuple(begin), end=tuple(end), strides=tuple(strides))
+    attrs = {"begin": tuple(begin), "end": tuple(end), "strides": tuple(strides)}
     attrs.update({m: masks.get(m, 0) for m in MASKS})
     return attrs
 

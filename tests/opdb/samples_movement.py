@@ -2,7 +2,6 @@
 broadcast_to, squeeze, unsqueeze, concat, split. Values move unchanged, so every dtype
 is sampled; references are numpy's own reshape/transpose/broadcast_to/... calls."""
 import numpy as np
-
 from opdb_core import ALL_DTYPES, Sample, values
 
 

@@ -5,7 +5,6 @@ integers are float64, any/all give bool. Every dtype, scalars, size-1 and odd sh
 single and multiple axes, negative axes, keepdims both ways.
 """
 import numpy as np
-
 from opdb_core import ALL_DTYPES, Sample, values
 
 

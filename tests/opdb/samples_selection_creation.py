@@ -1,7 +1,6 @@
 """Samples of select/where (selection.py), fill/full_like/range (creation.py) and matmul
 (linalg.py)."""
 import numpy as np
-
 from opdb_core import ALL_DTYPES, Sample, values
 
 _COERCE = {np.dtype(np.int16): np.dtype(np.int32)}

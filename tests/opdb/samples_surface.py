@@ -3,7 +3,6 @@ spatial rearrangements, one_hot, setdiff1d, unravel_index, histogram, shape quer
 matrix_band_part, svd, convert, random_uniform. References are numpy (or written from
 the TensorFlow definition where numpy has no such function)."""
 import numpy as np
-
 from opdb_core import ALL_DTYPES, FLOAT_DTYPES, Sample, values
 
 _I = np.array

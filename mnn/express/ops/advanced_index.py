@@ -227,7 +227,7 @@ def _index_put_grad(inputs, outputs, grads, spec):
     from .creation import zeros_like
     from .elementwise import _unbroadcast, cast
 
-    x, v = inputs[0], inputs[1]
+    v = inputs[1]
     idx = list(inputs[2:])
     g = grads[0]
     gx = apply("index_put", [g, zeros_like(v) if v.dtype == g.dtype

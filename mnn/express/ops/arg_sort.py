@@ -12,7 +12,7 @@ from ..optable import OpDef, register
 from ..var import to_var
 from .gather_scatter import check_bounds
 
-__all__ = ["argmax", "argmin", "sort", "gather_elements"]
+__all__ = ["argmax", "argmin", "gather_elements", "sort"]
 
 
 def _axis(axis, ndim):

@@ -16,7 +16,7 @@ import numpy as np
 from ..._cython import elementwise as _kernels
 from ..runtime import get_thread_number
 
-__all__ = ["plan", "compute_fused"]
+__all__ = ["compute_fused", "plan"]
 
 # Below this many elements the saved pass costs less than the bookkeeping.
 MIN_SIZE = 1 << 15

@@ -12,8 +12,17 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["one_hot", "setdiff1d", "unravel_index", "histogram", "shape", "rank", "size",
-           "matrix_band_part", "svd"]
+__all__ = [
+    "histogram",
+    "matrix_band_part",
+    "one_hot",
+    "rank",
+    "setdiff1d",
+    "shape",
+    "size",
+    "svd",
+    "unravel_index",
+]
 
 
 # -- one_hot --------------------------------------------------------------------------------
@@ -48,7 +57,7 @@ def _one_hot_compute(arrays, depth, on_value, off_value, axis, dtype):
 register(OpDef("one_hot", _one_hot_infer, _one_hot_compute))
 
 
-def one_hot(indices, depth, onValue=1.0, offValue=0.0, axis=-1):  # noqa: N803 - MNN's names
+def one_hot(indices, depth, onValue=1.0, offValue=0.0, axis=-1):
     """One-hot encode ``indices`` into a new axis of size ``depth`` at ``axis``.
 
     Parameters
@@ -155,7 +164,7 @@ def _hist_compute(arrays, bins, low, high):
 register(OpDef("histogram", _hist_infer, _hist_compute))
 
 
-def histogram(x, bins, min, max):  # noqa: A002 - MNN's names
+def histogram(x, bins, min, max):
     """Counts of ``x`` in ``bins`` equal bins over ``[min, max]`` (values outside are
     ignored; ``max`` falls in the last bin), as float32 (MNN).
 

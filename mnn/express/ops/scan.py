@@ -10,7 +10,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["cumsum", "cumprod"]
+__all__ = ["cumprod", "cumsum"]
 
 
 def _axis(axis, ndim):

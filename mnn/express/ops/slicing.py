@@ -16,7 +16,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["strided_slice", "slice"]
+__all__ = ["slice", "strided_slice"]
 
 
 def _int_tuple(values, what):
@@ -179,16 +179,16 @@ def strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mas
     -------
     Var
     """
-    attrs = dict(begin=_int_tuple(begin, "strided_slice: begin"),
-                 end=_int_tuple(end, "strided_slice: end"),
-                 strides=_int_tuple(strides, "strided_slice: strides"),
-                 begin_mask=int(begin_mask), end_mask=int(end_mask),
-                 ellipsis_mask=int(ellipsis_mask), new_axis_mask=int(new_axis_mask),
-                 shrink_axis_mask=int(shrink_axis_mask))
+    attrs = {"begin": _int_tuple(begin, "strided_slice: begin"),
+             "end": _int_tuple(end, "strided_slice: end"),
+             "strides": _int_tuple(strides, "strided_slice: strides"),
+             "begin_mask": int(begin_mask), "end_mask": int(end_mask),
+             "ellipsis_mask": int(ellipsis_mask), "new_axis_mask": int(new_axis_mask),
+             "shrink_axis_mask": int(shrink_axis_mask)}
     return apply("strided_slice", [to_var(x)], **attrs)[0]
 
 
-def slice(x, starts, sizes):  # noqa: A001 - MNN's name
+def slice(x, starts, sizes):
     """The block of ``x`` starting at ``starts`` with ``sizes`` (-1: to the end).
 
     Parameters

@@ -13,8 +13,14 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["depth_to_space", "space_to_depth", "space_to_batch_nd", "batch_to_space_nd",
-           "reverse", "reverse_sequence"]
+__all__ = [
+    "batch_to_space_nd",
+    "depth_to_space",
+    "reverse",
+    "reverse_sequence",
+    "space_to_batch_nd",
+    "space_to_depth",
+]
 
 
 def _ints(values, what):

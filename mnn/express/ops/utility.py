@@ -5,13 +5,22 @@ import gc as _pygc
 import numpy as np
 
 from ..errors import OpError
-from ..formats import NC4HW4, NCHW, NHWC, data_format as _data_format, is_channels_last
+from ..formats import NC4HW4, NCHW, NHWC, is_channels_last
+from ..formats import data_format as _data_format
 from ..graph import Expr, apply
 from ..optable import OpDef, register
 from ..var import Var, const, to_var
 
-__all__ = ["eltwise_sum", "eltwise_sub", "eltwise_prod", "eltwise_max", "clone", "convert",
-           "gc", "randomuniform"]
+__all__ = [
+    "clone",
+    "convert",
+    "eltwise_max",
+    "eltwise_prod",
+    "eltwise_sub",
+    "eltwise_sum",
+    "gc",
+    "randomuniform",
+]
 
 
 # -- eltwise_* -----------------------------------------------------------------------------
@@ -60,7 +69,7 @@ def eltwise_max(x, y, coeff=[]):  # noqa: B006
 
 # -- clone -----------------------------------------------------------------------------------
 
-def clone(x, deepCopy=False):  # noqa: N803 - MNN's name
+def clone(x, deepCopy=False):
     """A new Var for ``x``'s value.
 
     With ``deepCopy`` the value is computed now and copied into a constant (later writes
@@ -96,7 +105,7 @@ def _convert_grad(inputs, outputs, grads, perm):
 register(OpDef("convert", _convert_infer, _convert_compute, _convert_grad))
 
 
-def convert(x, format):  # noqa: A002 - MNN's name
+def convert(x, format):
     """Relabel ``x`` with data ``format``, moving the channel axis when it changes side.
 
     NCHW and NC4HW4 share a logical layout (NC4HW4 is a label here, see DESIGN.md), so
