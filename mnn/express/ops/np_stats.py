@@ -3,6 +3,8 @@ percentile, NaN-ignoring or not) and numpy's ``histogram``.
 
 Float inputs keep their dtype; integer inputs give float64, as numpy.
 """
+import warnings
+
 import numpy as np
 
 from ..errors import OpError
@@ -46,13 +48,13 @@ def _quantile_compute(arrays, axis, method, keepdims, ignore_nan):
         raise OpError("quantiles must be in the range [0, 1]")
     fn = np.nanquantile if ignore_nan else np.quantile
     axes = normalize_axes(axis, a.ndim)
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            # An all-NaN slice gives NaN, as numpy's result says; its warning is noise.
-            warnings.simplefilter("ignore", RuntimeWarning)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        # An all-NaN slice gives NaN, as numpy's result says; its warning is noise.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
             out = fn(a, q.astype(np.float64), axis=axes, method=method, keepdims=keepdims)
+        except (ValueError, TypeError) as exc:
+            raise OpError(str(exc)) from None
     return np.asarray(out, dtype=_float_dtype(a.dtype))
 
 
