@@ -15,7 +15,16 @@ on the ``flatbuffers`` runtime package, written from the format's facts:
 Where an op lives in the file (OpType, parameter table) is kept here, beside the format
 code, in one mapping module per op family, keyed by our express op name, rather than in the
 op records themselves: the op modules stay free of FlatBuffer details, and the file format
-stays in one place.
+stays in one place. The families: :mod:`.map_math` (BinaryOp, UnaryOp, Reduction, Cast,
+MatMul, Select), :mod:`.map_shape` (Input/Const, reshaping, concat/split, shape queries),
+:mod:`.map_nn` (convolutions, pooling, activations, norms, Interp), :mod:`.map_tensor`
+(gather/slice/pad/tile/arg/scan and the converter's run-time-shaped ops),
+:mod:`.map_control` (If/While with ``Net.subgraphs``); :mod:`.mapping` holds the two
+registries and the shared helpers.
+
+MNN computes with float32 and int32: float64 is stored as float32, and booleans and 64-bit
+integers that fit as int32 (what MNN's converter does), so a file read back may have
+narrower dtypes than the graph that was written.
 """
 
 from .errors import ModelFileError
