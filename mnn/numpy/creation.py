@@ -324,13 +324,30 @@ def vander(x, N=None, increasing=False):  # noqa: N803
 
 
 def bmat(obj, ldict=None, gdict=None):
-    """A 2-d Var assembled from a nested list of blocks (strings are not supported:
-    they name variables in the caller's frame)."""
-    if isinstance(obj, str):
-        raise TypeError("mnn.numpy.bmat: string block specs are not supported; pass the "
-                        "blocks as a nested list")
+    """A 2-d Var assembled from blocks: a nested list, or numpy's string form
+    (``"A, B; C, D"``) naming Vars/arrays in ``ldict``/``gdict`` or, when both are None,
+    in the caller's variables."""
     from .manipulation import block
 
+    if isinstance(obj, str):
+        if gdict is None:
+            import sys
+
+            frame = sys._getframe(1)
+            ldict, gdict = frame.f_locals, frame.f_globals
+        ldict = ldict or {}
+        rows = []
+        for row_text in obj.split(";"):
+            row = []
+            for name in row_text.replace(",", " ").split():
+                if name in ldict:
+                    row.append(ldict[name])
+                elif name in gdict:
+                    row.append(gdict[name])
+                else:
+                    raise KeyError(f"mnn.numpy.bmat: name {name!r} is not defined")
+            rows.append(row)
+        obj = rows
     return asmatrix(block(obj))
 
 

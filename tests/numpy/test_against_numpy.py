@@ -94,6 +94,8 @@ CASES = [
     C("tril", f64, k=-1, exact=True), C("triu", i32, 1, exact=True),
     C("vander", v5[:3]), C("vander", ints5, 3, increasing=True),
     C("bmat", [[sq, sq], [sq, sq]], raw=(0,), ref=lambda blocks: np.block(blocks)),
+    C("bmat", "X, Y; Y, X", {"X": sq, "Y": 2 * sq}, {}, raw=(0, 1, 2),
+      ref=lambda spec, ld, gd: np.asarray(np.bmat(spec, ld, gd))),
     C("repmat", f32[:2, :2], 2, 3, ref=lambda a, m, n: np.tile(a, (m, n))),
     C("indices", (2, 3), ref=lambda s: np.indices(s)),
     C("ix_", ints5[:2], np.array([True, False, True])),
