@@ -1,6 +1,7 @@
 # cython: language_level=3
-"""Linear filtering kernels for mnn.cv: separable (row then column pass) and general 2-D
-correlation.
+"""Filtering kernels for mnn.cv: separable (row then column pass, in strips of rows) and
+general 2-D correlation, morphology (min/max over a structuring element) and the bilateral
+filter.
 
 Borders are handled with index tables built in Python: ``xidx[j]`` is the source column
 read for padded column ``j`` (``-1`` reads the constant border value 0), likewise
@@ -34,52 +35,6 @@ cdef inline double saturate_to(double v, double lo, double hi) noexcept nogil:
     return lo if v < lo else (hi if v > hi else v)
 
 
-def row_pass(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
-             const float[::1] kx, float[:, ::1] tmp, int nthreads):
-    """tmp[y, x*cn + c] = sum_k kx[k] * src[y, xidx[x + k]*cn + c] (0 where xidx < 0).
-
-    Columns whose taps all fall inside the row are computed tap by tap over contiguous
-    memory (vectorisable); only the few border columns use the index table.
-    """
-    cdef Py_ssize_t h = src.shape[0], w = tmp.shape[1] // cn, K = kx.shape[0]
-    cdef Py_ssize_t y, x, c, k, sx, j, lo_x, hi_x, off, m
-    cdef float acc, kk
-    cdef const src_t* row
-    cdef float* out
-    # Interior columns: x with xidx[x + k] == x + k - anchor for every k.
-    lo_x = 0
-    while lo_x < w and not _plain(xidx, lo_x, K, w):
-        lo_x += 1
-    hi_x = w
-    while hi_x > lo_x and not _plain(xidx, hi_x - 1, K, w):
-        hi_x -= 1
-    off = xidx[lo_x] - lo_x if lo_x < w else 0  # = -anchor on interior columns
-    for y in prange(h, nogil=True, num_threads=nthreads, schedule="static"):
-        row = &src[y, 0]
-        out = &tmp[y, 0]
-        for x in range(w):
-            if x == lo_x and hi_x > lo_x:
-                continue
-            if lo_x < x < hi_x:
-                continue
-            for c in range(cn):
-                acc = 0
-                for k in range(K):
-                    sx = xidx[x + k]
-                    if sx >= 0:
-                        acc = acc + kx[k] * <float>row[sx * cn + c]
-                out[x * cn + c] = acc
-        if hi_x > lo_x:
-            m = (hi_x - lo_x) * cn
-            kk = kx[0]
-            for j in range(lo_x * cn, hi_x * cn):
-                out[j] = kk * <float>row[j + off * cn]
-            for k in range(1, K):
-                kk = kx[k]
-                for j in range(lo_x * cn, hi_x * cn):
-                    out[j] = out[j] + kk * <float>row[j + (off + k) * cn]
-
-
 cdef inline bint _plain(const int[::1] xidx, Py_ssize_t x, Py_ssize_t K,
                         Py_ssize_t w) noexcept nogil:
     """True when column x reads K consecutive in-range source columns."""
@@ -92,35 +47,97 @@ cdef inline bint _plain(const int[::1] xidx, Py_ssize_t x, Py_ssize_t K,
     return True
 
 
-def col_pass(const float[:, ::1] tmp, const int[::1] yidx, const float[::1] ky,
-             out_t[:, ::1] dst, double scale, double delta, double lo, double hi,
-             int nthreads):
-    """dst[y, j] = scale * sum_k ky[k] * tmp[yidx[y + k], j] + delta (saturated)."""
-    cdef Py_ssize_t h = dst.shape[0], m = dst.shape[1], K = ky.shape[0], y, j, k, sy
-    cdef float v, kk, fs = <float>scale, fd = <float>delta, flo = <float>lo, fhi = <float>hi
-    cdef float* acc
-    cdef const float* r
-    cdef out_t* o
-    with nogil, parallel(num_threads=nthreads):
-        acc = <float*>malloc(m * sizeof(float))
-        for y in prange(h, schedule="static"):
-            for j in range(m):
-                acc[j] = 0
+cdef enum:
+    STRIP = 32  # output rows per strip: the strip's row-pass buffer stays in cache
+
+
+cdef inline void _row_filter(const src_t* row, float* out, Py_ssize_t w, Py_ssize_t cn,
+                             const int* xidx, const float* kx, Py_ssize_t K,
+                             Py_ssize_t lo_x, Py_ssize_t hi_x, Py_ssize_t off) noexcept nogil:
+    """One row of the horizontal pass (see row_pass)."""
+    cdef Py_ssize_t x, c, k, sx, j
+    cdef float acc, kk
+    for x in range(w):
+        if lo_x <= x < hi_x:
+            continue
+        for c in range(cn):
+            acc = 0
             for k in range(K):
-                sy = yidx[y + k]
-                if sy >= 0:
-                    r = &tmp[sy, 0]
-                    kk = ky[k]
+                sx = xidx[x + k]
+                if sx >= 0:
+                    acc = acc + kx[k] * <float>row[sx * cn + c]
+            out[x * cn + c] = acc
+    if hi_x > lo_x:
+        kk = kx[0]
+        for j in range(lo_x * cn, hi_x * cn):
+            out[j] = kk * <float>row[j + off * cn]
+        for k in range(1, K):
+            kk = kx[k]
+            for j in range(lo_x * cn, hi_x * cn):
+                out[j] = out[j] + kk * <float>row[j + (off + k) * cn]
+
+
+def sep_filter(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
+               const int[::1] yidx, const float[::1] kx, const float[::1] ky,
+               out_t[:, ::1] dst, double scale, double delta, double lo, double hi,
+               int nthreads):
+    """Separable correlation in strips of rows: each strip runs the horizontal pass on
+    the source rows it needs into a small buffer, then the vertical pass from it.
+
+    dst[y, x*cn + c] = scale * sum_i ky[i] * sum_k kx[k] * src[yidx[y+i], xidx[x+k]*cn+c]
+    + delta, saturated for integer outputs; -1 in an index table reads 0.
+    """
+    cdef Py_ssize_t h = dst.shape[0], w = dst.shape[1] // cn, m = dst.shape[1]
+    cdef Py_ssize_t K = kx.shape[0], KY = ky.shape[0], nstrips = (h + STRIP - 1) // STRIP
+    cdef Py_ssize_t t, y, y0, y1, i, j, lo_x, hi_x, off, sy
+    cdef float v, kk, fs = <float>scale, fd = <float>delta, flo = <float>lo, fhi = <float>hi
+    cdef float* buf
+    cdef float* acc
+    cdef float* r
+    cdef out_t* o
+    cdef const int* xi = &xidx[0]
+    cdef const float* kxp = &kx[0]
+    lo_x = 0
+    while lo_x < w and not _plain(xidx, lo_x, K, w):
+        lo_x += 1
+    hi_x = w
+    while hi_x > lo_x and not _plain(xidx, hi_x - 1, K, w):
+        hi_x -= 1
+    off = xidx[lo_x] - lo_x if lo_x < w else 0
+    with nogil, parallel(num_threads=nthreads):
+        buf = <float*>malloc((STRIP + KY - 1) * m * sizeof(float))
+        acc = <float*>malloc(m * sizeof(float))
+        for t in prange(nstrips, schedule="static"):
+            y0 = t * STRIP
+            y1 = y0 + STRIP if y0 + STRIP < h else h
+            # Horizontal pass of the rows this strip reads (padded row y0 .. y1 + KY - 2).
+            for i in range(y1 - y0 + KY - 1):
+                sy = yidx[y0 + i]
+                r = buf + i * m
+                if sy < 0:
+                    for j in range(m):
+                        r[j] = 0
+                else:
+                    _row_filter(&src[sy, 0], r, w, cn, xi, kxp, K, lo_x, hi_x, off)
+            for y in range(y0, y1):
+                r = buf + (y - y0) * m
+                kk = ky[0]
+                for j in range(m):
+                    acc[j] = kk * r[j]
+                for i in range(1, KY):
+                    r = buf + (y - y0 + i) * m
+                    kk = ky[i]
                     for j in range(m):
                         acc[j] = acc[j] + kk * r[j]
-            o = &dst[y, 0]
-            for j in range(m):
-                v = fs * acc[j] + fd
-                if out_t is float or out_t is double:
-                    o[j] = <out_t>v
-                else:
-                    v = nearbyintf(v)
-                    o[j] = <out_t>(flo if v < flo else (fhi if v > fhi else v))
+                o = &dst[y, 0]
+                for j in range(m):
+                    v = fs * acc[j] + fd
+                    if out_t is float or out_t is double:
+                        o[j] = <out_t>v
+                    else:
+                        v = nearbyintf(v)
+                        o[j] = <out_t>(flo if v < flo else (fhi if v > fhi else v))
+        free(buf)
         free(acc)
 
 

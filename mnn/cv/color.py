@@ -648,9 +648,20 @@ _TWO_PLANE = {
 }
 
 
+def _build_names():
+    # Shortest constant name per code, for error messages (built once).
+    names = {}
+    for name in sorted(vars(C), key=len, reverse=True):
+        if name.startswith("COLOR_"):
+            names[getattr(C, name)] = name
+    return names
+
+
+_NAMES = _build_names()
+
+
 def _code_name(code):
-    names = [n for n in dir(C) if n.startswith("COLOR_") and getattr(C, n) == code]
-    return min(names, key=len) if names else f"code {code}"
+    return _NAMES.get(code, f"code {code}")
 
 
 def cvtColor(src, code, dstCn=0):

@@ -96,12 +96,10 @@ def _separable(arr, kx, ky, anchor, dtype, scale, delta, border, func):
     src, cn = _flat(arr)
     xidx = border_table(w, ax, len(kx) - 1 - ax, border)
     yidx = border_table(h, ay, len(ky) - 1 - ay, border)
-    tmp = np.empty((h, w * cn), dtype=np.float32)
-    n = threads(tmp.size)
-    _k.row_pass(src, cn, xidx, kx, tmp, n)
     out = np.empty((h, w * cn), dtype=dtype)
     lo, hi = _limits(dtype)
-    _k.col_pass(tmp, yidx, ky, out, float(scale), float(delta), lo, hi, n)
+    _k.sep_filter(src, cn, xidx, yidx, kx, ky, out, float(scale), float(delta), lo, hi,
+                  threads(out.size * (len(kx) + len(ky))))
     return _shape_back(out, arr)
 
 
