@@ -154,7 +154,8 @@ def test_mask_gradient(gradcheck):
     gradcheck(lambda x: x[mask] * 2.0, [a])
 
 
-@pytest.mark.parametrize("key", [(0,), (slice(None), [1, 2]), (Ellipsis, slice(0, 3, 2))],
+@pytest.mark.parametrize("key", [(0,), (slice(None), [1, 2]), (Ellipsis, slice(0, 3, 2)),
+                                 ([2, 0, 2],), (slice(None), [3, 3])],
                          )
 def test_setitem_gradient(gradcheck, key):
     rng = np.random.default_rng(0)

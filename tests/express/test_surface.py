@@ -204,6 +204,8 @@ GRADS = {
     "gather_axis1": (lambda x: F.gather(x, [[3], [3]], axis=1), [A]),
     "gather_nd": (lambda x: F.gather_nd(x, [[2, 1], [0, 3], [2, 1]]), [A]),
     "scatter_nd": (lambda u: F.scatter_nd([[1], [3]], u, [5, 4]), [A[:2]]),
+    "scatter_nd_repeated": (lambda u: F.scatter_nd([[1], [3], [1]], u, [5, 4]), [A]),
+    "tile_zero_multiple": (lambda x: F.tile(x, [2, 0]) + F.reduce_sum(x), [A]),
     "pad_constant": (lambda x: F.pad(x, [[1, 2], [0, 1]]), [A]),
     "pad_reflect": (lambda x: F.pad(x, [[2, 1], [3, 1]], F.REFLECT), [A]),
     "pad_symmetric": (lambda x: F.pad(x, [[3, 1], [0, 4]], F.SYMMETRIC), [A]),

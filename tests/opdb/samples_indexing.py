@@ -133,3 +133,33 @@ REJECTS = {
     "index_put": [Sample([np.zeros((3,), np.float32), np.zeros(2, np.float32), _I([0, 1, 2])],
                          {"spec": (("array",),)})],
 }
+
+
+def _index_put_value_grad_ref(g, *idx, spec, shape):
+    # Loop form of "only the last writer of a position gets its gradient".
+    key = _spec_key(spec, idx)
+    positions = np.arange(g.size).reshape(g.shape)[key]
+    taken = np.zeros(positions.shape, bool)
+    seen = set()
+    flat = positions.reshape(-1)
+    for j in range(flat.size - 1, -1, -1):
+        if flat[j] not in seen:
+            seen.add(flat[j])
+            taken.reshape(-1)[j] = True
+    picked = np.where(taken, g[key], 0).astype(g.dtype)
+    while picked.ndim > len(shape):
+        picked = picked.sum(axis=0)
+    for axis, d in enumerate(shape):
+        if d == 1 and picked.shape[axis] != 1:
+            picked = picked.sum(axis=axis, keepdims=True)
+    return picked.astype(g.dtype)
+
+
+for _dt in (np.float32, np.float64, np.int32):
+    for _shape, _spec, _idx in INDEX_CASES:
+        _g = values(_shape, _dt, seed=11)
+        _target = _index_ref(_g, *_idx, spec=_spec)
+        for _vshape in {_target.shape, ()}:
+            SAMPLES.setdefault("index_put_value_grad", []).append(
+                Sample([_g] + _idx, {"spec": _spec, "shape": _vshape},
+                       _index_put_value_grad_ref))

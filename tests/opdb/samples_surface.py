@@ -75,6 +75,23 @@ for _dt in (np.float32, np.float64, np.int32, np.int64):
                                {"axis": 1, "shape": (4, 3, 5)}, _gather_grad_ref))
     _add("gather_nd_grad", Sample([values((3, 5), _dt), _I([[0, 1], [0, 1], [3, 2]])],
                                   {"shape": (4, 3, 5)}, _gather_nd_grad_ref))
+def _scatter_nd_updates_grad_ref(g, idx):
+    # gather_nd of g, zero where a later update writes the same position.
+    k = idx.shape[-1]
+    flat = idx.reshape(-1, k)
+    out = np.zeros((len(flat),) + g.shape[k:], g.dtype)
+    for j, r in enumerate(flat):
+        if not any(tuple(r2) == tuple(r) for r2 in flat[j + 1:]):
+            out[j] = g[tuple(r)]
+    return out.reshape(idx.shape[:-1] + g.shape[k:])
+
+
+for _dt in (np.float32, np.float64, np.int32):
+    _add("scatter_nd_updates_grad",
+         Sample([values((5, 2), _dt), _I([[1], [3], [1]])], {}, _scatter_nd_updates_grad_ref),
+         Sample([values((2, 3), _dt), _I([[0, 1], [1, 2], [0, 1]])], {},
+                _scatter_nd_updates_grad_ref))
+
 _reject("gather", Sample([np.zeros((3, 2), np.float32), _I([3])], {"axis": 0}, note="oob"),
         Sample([np.zeros((3, 2), np.float32), _I([-4])], {"axis": 0}, note="oob-neg"),
         Sample([np.zeros((3, 2), np.float32), _I([0.0])], {"axis": 0}, note="float-index"),

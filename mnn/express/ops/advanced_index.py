@@ -225,18 +225,67 @@ def _index_put_compute(arrays, spec):
 
 def _index_put_grad(inputs, outputs, grads, spec):
     from .creation import zeros_like
-    from .elementwise import _unbroadcast, cast
+    from .elementwise import cast
 
     v = inputs[1]
     idx = list(inputs[2:])
     g = grads[0]
     gx = apply("index_put", [g, zeros_like(v) if v.dtype == g.dtype
                              else cast(zeros_like(v), g.dtype)] + idx, spec=spec)[0]
-    gv = apply("index", [g] + idx, spec=spec)[0]
-    gv = _unbroadcast(gv, v.shape)
+    gv = apply("index_put_value_grad", [g] + idx, spec=spec, shape=tuple(v.shape))[0]
     if gv.dtype != v.dtype:
         gv = cast(gv, v.dtype)
     return [gx, gv] + [None] * len(idx)
 
 
 register(OpDef("index_put", _index_put_infer, _index_put_compute, _index_put_grad))
+
+
+# -- index_put_value_grad: the gradient reaching the assigned values ---------------------------
+# Each written position takes the value assigned last (numpy), so only the last writer
+# of a position receives its gradient; then broadcasting of the value is undone.
+
+def _last_writers(shape, key):
+    """Bool mask over ``x[key]``'s shape: True where that element is the last written to
+    its position by ``x[key] = ...``."""
+    target_shape = np.empty(shape, np.int8)[key].shape
+    ids = np.arange(int(np.prod(target_shape, dtype=np.int64))).reshape(target_shape)
+    canvas = np.full(shape, -1, np.int64)
+    canvas[key] = ids
+    return canvas[key] == ids
+
+
+def _sum_to_shape(g, shape):
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, d in enumerate(shape) if d == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def _ipvg_infer(metas, spec, shape):
+    g = metas[0]
+    target = index_shape(g.shape, spec, metas[1:])
+    if target is not None:
+        try:
+            ok = np.broadcast_shapes(tuple(shape), tuple(target)) == tuple(target)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise OpError(f"values of shape {list(shape)} do not broadcast to the indexed "
+                          f"shape {list(target)}")
+    return [(tuple(shape), g.dtype)]
+
+
+def _ipvg_compute(arrays, spec, shape):
+    g = arrays[0]
+    key = _checked_key(g.shape, spec, arrays[1:])
+    picked = np.where(_last_writers(g.shape, key), g[key], np.zeros((), g.dtype))
+    return _sum_to_shape(picked, tuple(shape)).astype(g.dtype, copy=False)
+
+
+# Second-order gradients through assignments are not provided (grad=None: autodiff
+# raises, naming this op, if one is asked for).
+register(OpDef("index_put_value_grad", _ipvg_infer, _ipvg_compute))

@@ -4,7 +4,7 @@ Indices may be negative (counted from the end, numpy/ONNX); every index is check
 against its axis before numpy sees it, so a bad index is an :class:`OpError` naming the
 op, never a read outside the tensor. Gradients scatter-add (repeated indices accumulate).
 ``scatter_nd`` writes updates in order, so with repeated indices the last one wins (as
-MNN does; TensorFlow sums); its gradient then is exact only for distinct indices.
+MNN does; TensorFlow sums): only the last update written to a position gets its gradient.
 """
 import numpy as np
 
@@ -215,7 +215,7 @@ def _scatter_nd_compute(arrays, shape):
 
 
 def _scatter_nd_grad(inputs, outputs, grads, shape):
-    return [None, apply("gather_nd", [grads[0], inputs[0]])[0]]
+    return [None, apply("scatter_nd_updates_grad", [grads[0], inputs[0]])[0]]
 
 
 register(OpDef("scatter_nd", _scatter_nd_infer, _scatter_nd_compute, _scatter_nd_grad))
@@ -237,3 +237,25 @@ def scatter_nd(indices, updates, shape):
     if any(d < 0 for d in shape):
         raise OpError(f"scatter_nd: shape {list(shape)} has a negative dimension")
     return apply("scatter_nd", [_int_var(indices), to_var(updates)], shape=shape)[0]
+
+
+def _scatter_nd_updates_grad_infer(metas):
+    g, idx = metas
+    _check_index_dtype(idx)
+    return [(_nd_shapes(g.shape, idx.shape), g.dtype)]
+
+
+def _scatter_nd_updates_grad_compute(arrays):
+    # gather_nd of the gradient, zeroed where a later update overwrote this one.
+    g, idx = arrays
+    key = _nd_key(idx, g.shape)
+    ids = np.arange(int(np.prod(idx.shape[:-1], dtype=np.int64))).reshape(idx.shape[:-1])
+    canvas = np.full(g.shape[:idx.shape[-1]], -1, np.int64)
+    canvas[key] = ids
+    won = (canvas[key] == ids).reshape(ids.shape + (1,) * (g.ndim - idx.shape[-1]))
+    return np.where(won, g[key], np.zeros((), g.dtype))
+
+
+# No second-order rule (grad=None): autodiff raises naming this op if one is needed.
+register(OpDef("scatter_nd_updates_grad", _scatter_nd_updates_grad_infer,
+               _scatter_nd_updates_grad_compute))

@@ -155,7 +155,7 @@ def _tile_grad(inputs, outputs, grads, multiples):
     split = []
     for m, d in zip(multiples, shape):
         split += [m, d]
-    g = reshape(grads[0], split)
+    g = reshape(grads[0], split, zero_copies=False)  # a 0 here is a size, not "copy"
     if not shape:
         return [g]
     g = reduce_sum(g, list(range(0, 2 * len(shape), 2)), keepdims=False)
