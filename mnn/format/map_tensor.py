@@ -556,9 +556,78 @@ def _encode_reverse(ctx, expr):
     _chain(ctx, expr, steps)
 
 
+# ONNX scatter reductions <-> the BinaryOp code in the op's parameter (-1: replace). MNN's
+# CPU backend combines scattered values by ADD, MUL (and SUB) only: max/min are refused.
+_SCATTER_REDUCTIONS = {"none": -1, "add": 0, "mul": 2}
+_SCATTER_NAMES = {v: k for k, v in _SCATTER_REDUCTIONS.items()}
+
+
+def _scatter_reduction(ctx, op):
+    if op.get("main_type") != "BinaryOp" or op.get("main") is None:
+        return "none"
+    name = _SCATTER_NAMES.get(int(op["main"]["opType"]))
+    if name is None:
+        ctx.fail(op, f"scatter reduction {op['main']['opType']} is not supported")
+    return name
+
+
+@decoder("ScatterElements")
+def _decode_scatter_elements(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 3, 4)
+    data, idx, upd = inputs[:3]
+    axis = int(np.ravel(ctx.need_static(op, inputs[3], "the axis"))[0]) if len(inputs) == 4 else 0
+    if not -data.ndim <= axis < data.ndim:
+        ctx.fail(op, f"axis {axis} out of range for rank {data.ndim}")
+    return _graph.apply(
+        "onnx_scatter_elements",
+        [data, idx, upd],
+        axis=axis % data.ndim,
+        reduction=_scatter_reduction(ctx, op),
+    )
+
+
+def _scatter_code(ctx, expr):
+    code = _SCATTER_REDUCTIONS.get(expr.attrs["reduction"])
+    if code is None:
+        ctx.fail(
+            expr,
+            f"scatter reduction {expr.attrs['reduction']!r} has no MNN form (none, add and mul do)",
+        )
+    return code
+
+
+@encoder("onnx_scatter_elements")
+def _encode_scatter_elements(ctx, expr):
+    axis = ctx.const_tensor(np.int32(expr.attrs["axis"]), expr, "axis")
+    code = _scatter_code(ctx, expr)
+    ctx.emit(
+        expr, "ScatterElements", "BinaryOp", {"opType": code, "T": 1}, list(expr.inputs) + [axis]
+    )
+
+
+@encoder("onnx_scatter_nd")
+def _encode_onnx_scatter_nd(ctx, expr):
+    data, idx, upd = expr.inputs
+    code = _scatter_code(ctx, expr)
+    shape_meta = data.expr.metas[data.index].shape
+    if shape_meta is not None:
+        shape = ctx.const_tensor(_i32(shape_meta), expr, "shape")
+    else:
+        shape = ctx.new_tensor(expr.outputs[0].name + "__shape")
+        ctx.emit(expr, "Shape", None, None, [data], outputs=[shape])
+    main = {"opType": code, "T": 1} if code != -1 else None
+    ctx.emit(expr, "ScatterNd", "BinaryOp" if main else None, main, [idx, upd, shape, data])
+
+
 @decoder("ScatterNd")
 def _decode_scatter_nd(ctx, op, inputs):
-    ctx.n_inputs(op, inputs, 3)
+    ctx.n_inputs(op, inputs, 3, 4)
+    if len(inputs) == 4:  # [indices, updates, shape, data]: a scatter into data
+        return _graph.apply(
+            "onnx_scatter_nd",
+            [inputs[3], inputs[0], inputs[1]],
+            reduction=_scatter_reduction(ctx, op),
+        )
     shape = tuple(_static_ints(ctx, op, inputs[2], "the shape"))
     if any(d < 0 for d in shape):
         ctx.fail(op, f"shape {list(shape)} has a negative dimension")

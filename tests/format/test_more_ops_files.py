@@ -99,3 +99,44 @@ def test_written_op_runs_in_wheel(name, tmp_path, rng):
     (ours,) = ours_run(path, {"x": value}, ["y"])
     np.testing.assert_allclose(theirs.astype(np.float64), expect, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ours.astype(np.float64), expect, rtol=1e-6, atol=1e-6)
+
+
+_IDX = np.int32([[1, 0], [3, 2], [0, 0]])
+_UPD = np.float32([[1, 2], [3, 4], [5, 6]])
+
+
+@pytest.mark.parametrize("kind", ["elements", "nd"])
+@pytest.mark.parametrize("reduction", ["none", "add", "mul"])
+def test_written_scatter_runs_in_wheel(kind, reduction, tmp_path):
+    x = F.placeholder([3, 4])
+    x.name = "x"
+    if kind == "elements":
+        y = g.apply(
+            "onnx_scatter_elements", [x, F.const(_IDX), F.const(_UPD)], axis=1, reduction=reduction
+        )[0]
+    else:
+        y = g.apply(
+            "onnx_scatter_nd",
+            [x, F.const(np.int32([[0, 1], [2, 3], [0, 1]])), F.const(np.float32([7, 8, 9]))],
+            reduction=reduction,
+        )[0]
+    value = np.arange(12, dtype=np.float32).reshape(3, 4) + 1
+    x.write(value)
+    expect = y.read()
+    path = str(tmp_path / "s.mnn")
+    io.save({"y": y}, path)
+    (theirs,) = wheel_run(path, {"x": value}, ["y"])
+    (ours,) = ours_run(path, {"x": value}, ["y"])
+    np.testing.assert_allclose(theirs, expect)
+    np.testing.assert_allclose(ours, expect)
+
+
+def test_scatter_max_is_refused(tmp_path):
+    from mnn.format.errors import ModelFileError
+
+    x = F.placeholder([3, 4])
+    y = g.apply(
+        "onnx_scatter_elements", [x, F.const(_IDX), F.const(_UPD)], axis=1, reduction="max"
+    )[0]
+    with pytest.raises(ModelFileError, match="scatter reduction 'max' has no MNN form"):
+        io.save({"y": y}, str(tmp_path / "s.mnn"))
