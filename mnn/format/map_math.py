@@ -73,7 +73,6 @@ _UNARY = {
     20: "asinh",
     21: "atanh",
     22: "sign",
-    23: "round",
     24: "cosh",
     25: "erf",
     26: "erfc",
@@ -158,6 +157,11 @@ def _decode_unary(ctx, op, inputs):
     x = inputs[0]
     if code == 17:  # BNLL: log(1 + exp(x)), computed stably
         return [ew.add(ew.maximum(x, 0.0), ew.log1p(ew.exp(ew.negative(ew.abs(x)))))]
+    if code == 23:  # ROUND is C's roundf: halves away from zero (numpy rounds to even)
+        if x.dtype.kind != "f":
+            return [x]
+        half = np.asarray(0.5, x.dtype)
+        return [ew.multiply(ew.sign(x), ew.floor(ew.add(ew.abs(x), half)))]
     activation = _UNARY_ACTIVATIONS.get(code)
     if activation is not None:
         return _apply1(activation, [x])
@@ -353,3 +357,33 @@ def _decode_select(ctx, op, inputs):
 @encoder("select")
 def _encode_select(ctx, expr):
     ctx.emit(expr, "Select", None, None, expr.inputs)
+
+
+@encoder("round")
+def _encode_round(ctx, expr):
+    """numpy's round (halves to even) from MNN ops: MNN's ROUND is C's roundf (halves away
+    from zero). r = floor(x + 0.5), minus 1 where x was a tie and r is odd."""
+    x = expr.inputs[0]
+    if x.dtype.kind != "f":
+        ctx.emit(expr, "Identity", None, None, [x])
+        return
+    base = expr.outputs[0].name
+    dtype = x.dtype
+
+    def const(value, suffix):
+        return ctx.const_tensor(np.asarray(value, dtype), expr, suffix)
+
+    def step(type_name, main_type, main, inputs, suffix, last=False):
+        outputs = None if last else [ctx.new_tensor(f"{base}__{suffix}")]
+        return ctx.emit(expr, type_name, main_type, main, inputs, outputs=outputs)[0]
+
+    def binary(code, a, b, suffix, last=False):
+        return step("BinaryOp", "BinaryOp", {"opType": code, "T": 1}, [a, b], suffix, last)
+
+    shifted = binary(0, x, const(0.5, "half"), "shifted")
+    up = step("UnaryOp", "UnaryOp", {"opType": 2, "T": 1}, [shifted], "floor")
+    tie = binary(15, binary(1, up, x, "diff"), const(0.5, "half_again"), "tie")
+    odd = binary(22, binary(17, up, const(2, "two"), "parity"), const(0, "zero"), "odd")
+    both = binary(2, tie, odd, "fix_int")
+    fix = step("Cast", "CastParam", {"srcT": 3, "dstT": datatype_of(dtype)}, [both], "fix")
+    binary(1, up, fix, "out", last=True)

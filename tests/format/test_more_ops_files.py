@@ -140,3 +140,39 @@ def test_scatter_max_is_refused(tmp_path):
     )[0]
     with pytest.raises(ModelFileError, match="scatter reduction 'max' has no MNN form"):
         io.save({"y": y}, str(tmp_path / "s.mnn"))
+
+
+_TIES = np.float32([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, 0.6, -0.6, 3.49, 1e6 + 0.5, -7.0])
+
+
+def test_written_round_halves_to_even_in_wheel(tmp_path):
+    # MNN's ROUND is C's roundf; numpy's round (ours) halves to even: written as a composite.
+    x = F.placeholder([12])
+    x.name = "x"
+    y = F.round(x)
+    x.write(_TIES)
+    path = str(tmp_path / "r.mnn")
+    io.save({"y": y}, path)
+    (theirs,) = wheel_run(path, {"x": _TIES}, ["y"])
+    (ours,) = ours_run(path, {"x": _TIES}, ["y"])
+    np.testing.assert_array_equal(theirs, np.round(_TIES))
+    np.testing.assert_array_equal(ours, np.round(_TIES))
+
+
+def test_converted_round_is_roundf(tmp_path):
+    from format_oracle import convert_onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Round", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    path = convert_onnx(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path
+    )
+    (theirs,) = wheel_run(path, {"x": _TIES}, ["y"])
+    (ours,) = ours_run(path, {"x": _TIES}, ["y"])
+    np.testing.assert_array_equal(ours, theirs)  # the file says ROUND: C's roundf
+    np.testing.assert_array_equal(ours, np.sign(_TIES) * np.floor(np.abs(_TIES) + 0.5))
