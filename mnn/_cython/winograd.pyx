@@ -24,28 +24,46 @@ ctypedef fused real_t:
     double
 
 
-cdef inline void _bt_rows(real_t* d, Py_ssize_t s) noexcept nogil:
-    # In place d <- B^T d along one axis (6 values at stride s).
-    cdef real_t d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s]
-    cdef real_t d5 = d[5 * s]
-    d[0] = 4 * d0 - 5 * d2 + d4
-    d[s] = -4 * d1 - 4 * d2 + d3 + d4
-    d[2 * s] = 4 * d1 - 4 * d2 - d3 + d4
-    d[3 * s] = -2 * d1 - d2 + 2 * d3 + d4
-    d[4 * s] = 2 * d1 - d2 - 2 * d3 + d4
-    d[5 * s] = 4 * d1 - 5 * d3 + d5
+cdef inline void _bt16(real_t* p, Py_ssize_t s) noexcept nogil:
+    # In place B^T along one axis for 16 tiles at once: value r of lane l is p[r*s + l].
+    # The lane loop is innermost and contiguous, so it vectorizes.
+    cdef Py_ssize_t l
+    cdef real_t d0, d1, d2, d3, d4, d5
+    for l in range(16):
+        d0 = p[l]
+        d1 = p[s + l]
+        d2 = p[2 * s + l]
+        d3 = p[3 * s + l]
+        d4 = p[4 * s + l]
+        d5 = p[5 * s + l]
+        p[l] = 4 * d0 - 5 * d2 + d4
+        p[s + l] = -4 * d1 - 4 * d2 + d3 + d4
+        p[2 * s + l] = 4 * d1 - 4 * d2 - d3 + d4
+        p[3 * s + l] = -2 * d1 - d2 + 2 * d3 + d4
+        p[4 * s + l] = 2 * d1 - d2 - 2 * d3 + d4
+        p[5 * s + l] = 4 * d1 - 5 * d3 + d5
 
 
-cdef inline void _at_rows(const real_t* m, Py_ssize_t s, real_t* o,
-                          Py_ssize_t os) noexcept nogil:
-    # o <- A^T m along one axis (6 values at stride s -> 4 values at stride os).
-    cdef real_t m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s]
-    cdef real_t m5 = m[5 * s]
-    cdef real_t a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4
-    o[0] = m0 + a + c
-    o[os] = b + 2 * e
-    o[2 * os] = a + 4 * c
-    o[3 * os] = b + 8 * e + m5
+cdef inline void _at16(const real_t* p, Py_ssize_t s, real_t* o,
+                       Py_ssize_t os) noexcept nogil:
+    # o <- A^T p along one axis for 16 lanes (6 values at stride s -> 4 at stride os).
+    cdef Py_ssize_t l
+    cdef real_t m0, m1, m2, m3, m4, m5, a, b, c, e
+    for l in range(16):
+        m0 = p[l]
+        m1 = p[s + l]
+        m2 = p[2 * s + l]
+        m3 = p[3 * s + l]
+        m4 = p[4 * s + l]
+        m5 = p[5 * s + l]
+        a = m1 + m2
+        b = m1 - m2
+        c = m3 + m4
+        e = m3 - m4
+        o[l] = m0 + a + c
+        o[os + l] = b + 2 * e
+        o[2 * os + l] = a + 4 * c
+        o[3 * os + l] = b + 8 * e + m5
 
 
 def tiles(Py_ssize_t oh, Py_ssize_t ow):
@@ -56,53 +74,67 @@ def tiles(Py_ssize_t oh, Py_ssize_t ow):
 def input_transform(const real_t[:, :, :, ::1] x, real_t[:, :, ::1] v, Py_ssize_t pt,
                     Py_ssize_t pl, Py_ssize_t th_count, Py_ssize_t tw_count,
                     int nthreads=1):
-    """``v[:, c, t]`` = B^T d B of the 6x6 input patch of tile ``t`` in channel ``c``."""
+    """``v[:, c, t]`` = B^T d B of the 6x6 input patch of tile ``t`` in channel ``c``.
+
+    Tiles are transformed 16 at a time (one row of tiles), lanes innermost, and each of
+    the 36 results is stored as one contiguous run of up to 16 tiles.
+    """
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     if (v.shape[0] != 36 or v.shape[1] != C or v.shape[2] != N * th_count * tw_count
             or nthreads < 1):
         raise ValueError("winograd: transformed input buffer has the wrong shape")
     if N == 0 or C == 0 or th_count == 0 or tw_count == 0:
         return
-    scratch = np.empty((nthreads, 36), dtype=np.float32 if real_t is float else np.float64)
+    scratch = np.empty((nthreads, 36 * 16), dtype=np.float32 if real_t is float else np.float64)
     cdef real_t[:, ::1] buf = scratch
-    cdef Py_ssize_t job, n, c, th, tw, t, i, j, iy, ix, y0, x0, tid
+    cdef Py_ssize_t job, n, c, th, tw0, lanes, l, t0, i, j, iy, ix, r, q, tid
+    cdef Py_ssize_t Hp = th_count * 4 + 2, Wp = (tw_count + 15) // 16 * 64 + 2
+    padded = np.empty((nthreads, Hp * Wp), dtype=scratch.dtype)
+    cdef real_t[:, ::1] pbuf = padded
     cdef real_t* d
+    cdef real_t* plane
+    cdef const real_t* row
     with nogil:
         for job in prange(N * C, num_threads=nthreads, schedule="static"):
             tid = openmp.omp_get_thread_num()
             d = &buf[tid, 0]
             n = job // C
             c = job % C
-            for th in range(th_count):
-                y0 = th * 4 - pt
-                for tw in range(tw_count):
-                    x0 = tw * 4 - pl
-                    t = (n * th_count + th) * tw_count + tw
-                    if y0 >= 0 and y0 + 6 <= H and x0 >= 0 and x0 + 6 <= W:
-                        for i in range(6):
-                            for j in range(6):
-                                d[i * 6 + j] = x[n, c, y0 + i, x0 + j]
+            # Zero-padded copy of the plane covering every tile of 16-lane blocks, so
+            # the patch loads need no bounds tests: padded (r, q) is input
+            # (r - pt, q - pl).
+            plane = &pbuf[tid, 0]
+            for r in range(Hp):
+                iy = r - pt
+                for q in range(Wp):
+                    ix = q - pl
+                    if iy < 0 or iy >= H or ix < 0 or ix >= W:
+                        plane[r * Wp + q] = 0
                     else:
-                        for i in range(6):
-                            iy = y0 + i
-                            for j in range(6):
-                                ix = x0 + j
-                                if iy < 0 or iy >= H or ix < 0 or ix >= W:
-                                    d[i * 6 + j] = 0
-                                else:
-                                    d[i * 6 + j] = x[n, c, iy, ix]
-                    for j in range(6):
-                        _bt_rows(d + j, 6)      # columns: B^T d
+                        plane[r * Wp + q] = x[n, c, iy, ix]
+            for th in range(th_count):
+                for tw0 in range(0, tw_count, 16):
+                    lanes = tw_count - tw0 if tw_count - tw0 < 16 else 16
+                    t0 = (n * th_count + th) * tw_count + tw0
                     for i in range(6):
-                        _bt_rows(d + i * 6, 1)  # rows: (B^T d) B
+                        row = plane + (th * 4 + i) * Wp + tw0 * 4
+                        for j in range(6):
+                            for l in range(16):
+                                d[(i * 6 + j) * 16 + l] = row[l * 4 + j]
+                    for j in range(6):
+                        _bt16(d + j * 16, 6 * 16)   # columns: B^T d
+                    for i in range(6):
+                        _bt16(d + i * 6 * 16, 16)   # rows: (B^T d) B
                     for i in range(36):
-                        v[i, c, t] = d[i]
+                        for l in range(lanes):
+                            v[i, c, t0 + l] = d[i * 16 + l]
 
 
 def output_transform(const real_t[:, :, ::1] m, real_t[:, :, :, ::1] y,
                      const real_t[::1] bias, Py_ssize_t th_count, Py_ssize_t tw_count,
                      int nthreads=1, double clamp_lo=-INFINITY, double clamp_hi=INFINITY):
-    """``y[n, o]`` tiles = A^T m A (+ bias, clipped to [clamp_lo, clamp_hi])."""
+    """``y[n, o]`` tiles = A^T m A (+ bias, clipped to [clamp_lo, clamp_hi]); 16 tiles of
+    a tile row at a time, lanes innermost."""
     cdef Py_ssize_t N = y.shape[0], O = y.shape[1], OH = y.shape[2], OW = y.shape[3]
     if (m.shape[0] != 36 or m.shape[1] != O or m.shape[2] != N * th_count * tw_count
             or bias.shape[0] != O or th_count * 4 < OH or tw_count * 4 < OW
@@ -110,9 +142,9 @@ def output_transform(const real_t[:, :, ::1] m, real_t[:, :, :, ::1] y,
         raise ValueError("winograd: product buffer, bias or output has the wrong shape")
     if N == 0 or O == 0 or OH == 0 or OW == 0:
         return
-    scratch = np.empty((nthreads, 60), dtype=np.float32 if real_t is float else np.float64)
+    scratch = np.empty((nthreads, 76 * 16), dtype=np.float32 if real_t is float else np.float64)
     cdef real_t[:, ::1] buf = scratch
-    cdef Py_ssize_t job, n, o, th, tw, t, i, j, oy, ox, tid
+    cdef Py_ssize_t job, n, o, th, tw0, lanes, l, t0, i, j, oy, ox, tid
     cdef real_t* s
     cdef real_t v, b, lo_v = <real_t>clamp_lo, hi_v = <real_t>clamp_hi
     with nogil:
@@ -123,25 +155,29 @@ def output_transform(const real_t[:, :, ::1] m, real_t[:, :, :, ::1] y,
             o = job % O
             b = bias[o]
             for th in range(th_count):
-                for tw in range(tw_count):
-                    t = (n * th_count + th) * tw_count + tw
+                for tw0 in range(0, tw_count, 16):
+                    lanes = tw_count - tw0 if tw_count - tw0 < 16 else 16
+                    t0 = (n * th_count + th) * tw_count + tw0
                     for i in range(36):
-                        s[i] = m[i, o, t]
+                        for l in range(16):
+                            s[i * 16 + l] = m[i, o, t0 + l] if l < lanes else 0
+                    # s[0:576] 6x6 -> s[576:960] 4x6 (columns) -> s[960:1216] 4x4 (rows)
                     for j in range(6):
-                        _at_rows(s + j, 6, s + 36 + j, 6)   # 4x6 into s[36:60]
+                        _at16(s + j * 16, 6 * 16, s + 576 + j * 16, 6 * 16)
                     for i in range(4):
-                        _at_rows(s + 36 + i * 6, 1, s + i * 4, 1)  # 4x4 into s[0:16]
+                        _at16(s + 576 + i * 6 * 16, 16, s + 960 + i * 4 * 16, 16)
                     for i in range(4):
                         oy = th * 4 + i
                         if oy >= OH:
                             break
-                        for j in range(4):
-                            ox = tw * 4 + j
-                            if ox >= OW:
-                                break
-                            v = s[i * 4 + j] + b
-                            if v < lo_v:
-                                v = lo_v
-                            elif v > hi_v:
-                                v = hi_v
-                            y[n, o, oy, ox] = v
+                        for l in range(lanes):
+                            for j in range(4):
+                                ox = (tw0 + l) * 4 + j
+                                if ox >= OW:
+                                    break
+                                v = s[960 + (i * 4 + j) * 16 + l] + b
+                                if v < lo_v:
+                                    v = lo_v
+                                elif v > hi_v:
+                                    v = hi_v
+                                y[n, o, oy, ox] = v

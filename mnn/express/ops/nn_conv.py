@@ -162,7 +162,7 @@ def _use_winograd(x_shape, w_shape, strides, dilations, group):
     o, c, kh, kw = w_shape
     tiles = x_shape[0] * ((x_shape[2] + 3) // 4) * ((x_shape[3] + 3) // 4)
     return (kh == 3 and kw == 3 and strides == (1, 1) and dilations == (1, 1) and group == 1
-            and c >= 16 and o >= 16 and tiles >= 36)
+            and c >= 16 and o >= 16 and tiles >= 16)
 
 
 def _winograd_weight(w):
