@@ -41,8 +41,10 @@ cdef inline float cubic_w(float x) noexcept nogil:
 
 
 cdef inline uchar round_u8(float v) noexcept nogil:
+    # Clamped to [0, 255] first, so adding 0.5 and truncating rounds half away from zero
+    # (roundf) without a library call.
     v = 0 if v < 0 else (255 if v > 255 else v)
-    return <uchar>roundf(v)
+    return <uchar>(<int>(v + <float>0.5))
 
 
 cdef enum:
@@ -157,7 +159,12 @@ def sample(const uchar[:, ::1] src, Py_ssize_t iw, Py_ssize_t bpp, uchar[:, :, :
     cdef Py_ssize_t y, x, b, i, j, x0, y0, x1, y1, sx, sy, t, start, count, sta, end
     cdef float px, py, qx, qy, dx, dy, bx, by, xf, yf, v, xmax = iw - 1, ymax = ih - 1
     cdef float wx0, wx1, wx2, wx3, wy0, wy1, wy2, wy3, wyv, wxv
-    cdef Py_ssize_t i2
+    cdef Py_ssize_t i2, stride = src.shape[1]
+    cdef float w00, w01, w10, w11
+    cdef const uchar* base = &src[0, 0]
+    cdef const uchar* r0
+    cdef const uchar* r1
+    cdef uchar* o
     cdef const float* m = &mat[0]
     cdef const float* inv = &inverse[0]
     cdef bint persp = m[6] != 0 or m[7] != 0 or m[8] != 1
@@ -202,10 +209,30 @@ def sample(const uchar[:, ::1] src, Py_ssize_t iw, Py_ssize_t bpp, uchar[:, :, :
                 px = px + dx
                 py = py + dy
                 if filt == 0:
-                    sx = tap(<Py_ssize_t>roundf(qx), iw, wrap)
-                    sy = tap(<Py_ssize_t>roundf(qy), ih, wrap)
+                    # qx, qy >= 0 here (clamped or wrapped): truncating q + 0.5 is roundf.
+                    sx = tap(<Py_ssize_t>(qx + <float>0.5), iw, wrap)
+                    sy = tap(<Py_ssize_t>(qy + <float>0.5), ih, wrap)
                     for b in range(bpp):
                         out[y, x, b] = src[sy, sx * bpp + b]
+                elif filt == 1 and wrap != WRAP_REPEAT:
+                    # Positions are clamped into the image: no tap can leave it.
+                    x0 = <Py_ssize_t>qx
+                    y0 = <Py_ssize_t>qy
+                    xf = qx - <float>x0
+                    yf = qy - <float>y0
+                    x1 = x0 + 1 if xf > 0 else x0
+                    y1 = y0 + 1 if yf > 0 else y0
+                    r0 = base + y0 * stride
+                    r1 = base + y1 * stride
+                    w00 = (1 - xf) * (1 - yf)
+                    w01 = xf * (1 - yf)
+                    w10 = yf * (1 - xf)
+                    w11 = xf * yf
+                    o = &out[y, x, 0]
+                    for b in range(bpp):
+                        v = (w00 * r0[x0 * bpp + b] + w01 * r0[x1 * bpp + b]
+                             + w10 * r1[x0 * bpp + b] + w11 * r1[x1 * bpp + b])
+                        o[b] = round_u8(v)
                 elif filt == 1:
                     x0 = <Py_ssize_t>qx
                     y0 = <Py_ssize_t>qy
