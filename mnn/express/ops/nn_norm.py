@@ -2,12 +2,16 @@
 group_norm, normalize (MNN's L2 Normalize), lrn (local response normalization).
 
 These are composites over primitive ops (reduce_mean, subtract, rsqrt, ...), so their
-gradients come from the primitives' rules and every function works on any float dtype.
+gradients come from the primitives' rules and every function works on any float dtype;
+``layer_norm`` is one fused op (attributes ``start`` (first normalized axis),
+``epsilon``, ``has_gamma``, ``has_beta``) whose gradient is its composite definition's.
 Channel-wise parameters apply along axis 1 (NCHW; NC4HW4 Vars hold NCHW data).
 """
 import numpy as np
 
 from ..errors import OpError
+from ..graph import apply
+from ..optable import OpDef, register
 from ..var import Var, to_var
 from .elementwise import add, multiply, rsqrt, square, subtract
 from .movement import reshape
@@ -113,9 +117,67 @@ def _normalized(x, axes, epsilon):
     return multiply(centered, rsqrt(add(var, float(epsilon))))
 
 
+def _layer_norm_composite(x, start, epsilon, gamma, beta):
+    axes = list(range(start, len(x.shape)))
+    y = _normalized(x, axes, epsilon)
+    if gamma is not None:
+        y = multiply(y, gamma)
+    if beta is not None:
+        y = add(y, beta)
+    return y
+
+
+def _ln_infer(metas, start, epsilon, has_gamma, has_beta):
+    x = metas[0]
+    if x.dtype.kind != "f":
+        raise OpError(f"needs a floating point input, got {x.dtype}")
+    tail = tuple(x.shape[start:])
+    for m in metas[1:]:
+        if tuple(m.shape) != tail or m.dtype != x.dtype:
+            raise OpError(f"gamma/beta must have the normalized shape {list(tail)} and "
+                          f"dtype {x.dtype}, got {list(m.shape)} {m.dtype}")
+    if len(metas) != 1 + int(has_gamma) + int(has_beta):
+        raise OpError("input count does not match has_gamma/has_beta")
+    return [(x.shape, x.dtype)]
+
+
+def _ln_compute(arrays, start, epsilon, has_gamma, has_beta):
+    x = arrays[0]
+    axes = tuple(range(start, x.ndim))
+    mean = np.mean(x, axis=axes, keepdims=True)
+    centered = x - mean
+    var = np.mean(np.square(centered), axis=axes, keepdims=True)
+    y = centered * (1.0 / np.sqrt(var + x.dtype.type(epsilon))).astype(x.dtype)
+    k = 1
+    if has_gamma:
+        y *= arrays[k]
+        k += 1
+    if has_beta:
+        y += arrays[k]
+    return y.astype(x.dtype, copy=False)
+
+
+def _ln_grad(inputs, outputs, grads, start, epsilon, has_gamma, has_beta):
+    # The gradient of the fused op is the gradient of its definition, built from
+    # primitives (so it is differentiable again).
+    from ..autodiff import grad as _grad
+
+    x = inputs[0]
+    gamma = inputs[1] if has_gamma else None
+    beta = inputs[1 + int(has_gamma)] if has_beta else None
+    y = _layer_norm_composite(x, start, epsilon, gamma, beta)
+    return _grad([y], list(inputs), [grads[0]])
+
+
+register(OpDef("layer_norm", _ln_infer, _ln_compute, _ln_grad))
+
+
 def layer_norm(x, axis=[-1], gamma=None, beta=None, epsilon=1e-5):  # noqa: B006
     """Layer normalization over the trailing ``axis`` dims (ONNX LayerNormalization,
     torch ``layer_norm``).
+
+    One fused op (numpy in the input's dtype); its gradient is that of the composite
+    definition.
 
     Parameters
     ----------
@@ -124,33 +186,33 @@ def layer_norm(x, axis=[-1], gamma=None, beta=None, epsilon=1e-5):  # noqa: B006
         The normalized axes; they must be the last ones (``-1``: the last axis; an int
         ``k`` means ONNX's ``axis``: axes ``k ..``).
     gamma, beta : Var or array_like, optional
-        Shaped like the normalized dims.
+        Shaped like the normalized dims (or with as many elements).
     epsilon : float
     """
     x = _float_var(x, "layer_norm")
     nd = len(x.shape)
     if isinstance(axis, (int, np.integer)):
-        start = int(axis) % nd if -nd <= int(axis) < nd else None
-        if start is None:
+        if not -nd <= int(axis) < nd:
             raise OpError(f"layer_norm: axis {axis} out of range for {x.shape}")
-        axes = list(range(start, nd))
+        start = int(axis) % nd
     else:
         axes = sorted(normalize_axes(axis, nd, "layer_norm"))
-        if axes != list(range(nd - len(axes), nd)):
+        if not axes or axes != list(range(nd - len(axes), nd)):
             raise OpError(f"layer_norm: axes {list(axis)} must be the trailing axes of "
                           f"{x.shape}")
-    y = _normalized(x, axes, epsilon)
-    tail = x.shape[axes[0]:]
+        start = axes[0]
+    tail = list(x.shape[start:])
+    params = []
     for p, name in ((gamma, "gamma"), (beta, "beta")):
         if p is None:
             continue
-        p = to_var(p) if isinstance(p, Var) else to_var(np.asarray(p, dtype=x.dtype))
+        p = p if isinstance(p, Var) else to_var(np.asarray(p, dtype=x.dtype))
         if int(np.prod(p.shape or [1])) != int(np.prod(tail)):
             raise OpError(f"layer_norm: {name} shape {p.shape} does not match the "
                           f"normalized shape {tail}")
-        p = reshape(p, list(tail))
-        y = multiply(y, p) if name == "gamma" else add(y, p)
-    return y
+        params.append(reshape(p, tail))
+    return apply("layer_norm", [x] + params, start=start, epsilon=float(epsilon),
+                 has_gamma=gamma is not None, has_beta=beta is not None)[0]
 
 
 def instance_norm(x, gamma=None, beta=None, epsilon=1e-5):

@@ -109,3 +109,12 @@ def test_norm_errors():
         F.layer_norm(x, [0, 2])
     with pytest.raises(F.OpError, match="floating"):
         F.instance_norm(F.const(np.ones((2, 3, 4), np.int32)))
+
+
+def test_layer_norm_second_order_by_finite_differences(gradcheck):
+    def fn(xv, gv):
+        y = F.layer_norm(xv, -1, gv, None, 1e-3)
+        (gx,) = F.grad([F.reduce_sum(y * y * y)], [xv])
+        return gx
+
+    gradcheck(fn, [RNG.standard_normal((2, 5)), RNG.standard_normal(5)], atol=1e-6)
