@@ -24,6 +24,7 @@ def _median_time(fn, repeat, inner=1):
 
 
 _CLOCK = [time.perf_counter]
+_MODE = ["interleaved"]
 
 
 def _median_times(fns, repeat, inner=1):
@@ -32,6 +33,15 @@ def _median_times(fns, repeat, inner=1):
     for fn in fns:
         fn()  # warm up (allocations, caches, thread pools)
     times = [[] for _ in fns]
+    if _MODE[0] == "blocks":
+        # Each peer repeated back to back: its own inputs stay hot in cache (timeit-like).
+        for k, fn in enumerate(fns):
+            for _ in range(repeat):
+                start = _CLOCK[0]()
+                for _ in range(inner):
+                    fn()
+                times[k].append((_CLOCK[0]() - start) / inner)
+        return [statistics.median(t) for t in times]
     for _ in range(repeat):
         for k, fn in enumerate(fns):
             # Let the previous peer's spinning OpenMP/BLAS workers go to sleep first, or
@@ -96,7 +106,11 @@ def main():
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: this process's CPU time (steadier on a loaded machine; "
                              "at 2 threads it adds both threads' time)")
+    parser.add_argument("--mode", choices=["interleaved", "blocks"], default="interleaved",
+                        help="interleaved: peers take turns (each finds its inputs evicted by "
+                             "the others); blocks: each peer's runs back to back (hot cache)")
     args = parser.parse_args()
+    _MODE[0] = args.mode
     if args.clock == "cpu":
         _CLOCK[0] = time.process_time
     import torch
