@@ -33,7 +33,7 @@ def _fill_grad(inputs, outputs, grads, shape):
     from .reduce import reduce_sum
     from .movement import reshape
 
-    return [reshape(reduce_sum(grads[0]), inputs[0].shape)]
+    return [reshape(reduce_sum(grads[0]), inputs[0].shape, zero_copies=False)]
 
 
 register(OpDef("fill", _fill_infer, _fill_compute, _fill_grad))

@@ -123,7 +123,7 @@ def _unbroadcast(grad, shape):
     axes += [lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1]
     if axes:
         grad = reduce_sum(grad, axes, keepdims=False)
-    return reshape(grad, list(shape))
+    return reshape(grad, list(shape), zero_copies=False)  # 0 is a size here, not 'copy'
 
 
 def _is_float(v):

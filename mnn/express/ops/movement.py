@@ -59,7 +59,7 @@ def _reshape_compute(arrays, shape, zero_copies):
 
 
 def _reshape_grad(inputs, outputs, grads, shape, zero_copies):
-    return [reshape(grads[0], inputs[0].shape)]
+    return [reshape(grads[0], inputs[0].shape, zero_copies=False)]
 
 
 register(OpDef("reshape", _reshape_infer, _reshape_compute, _reshape_grad))
@@ -182,7 +182,7 @@ def _squeeze_compute(arrays, axes):
 
 
 def _reshape_back_grad(inputs, outputs, grads, **attrs):
-    return [reshape(grads[0], inputs[0].shape)]
+    return [reshape(grads[0], inputs[0].shape, zero_copies=False)]
 
 
 register(OpDef("squeeze", _squeeze_infer, _squeeze_compute, _reshape_back_grad))

@@ -129,7 +129,7 @@ def _expand_back(g, x_shape, axes, keepdims):
 
     if keepdims:
         return g
-    return reshape(g, [1 if i in axes else d for i, d in enumerate(x_shape)])
+    return reshape(g, [1 if i in axes else d for i, d in enumerate(x_shape)], zero_copies=False)
 
 
 def _sum_grad(inputs, outputs, grads, axes, keepdims):
