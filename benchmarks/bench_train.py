@@ -184,6 +184,8 @@ def time_all(models, repeat, peers):
             for name in peers:
                 step, set_threads = steps[(name, kind)]
                 set_threads(threads)
+                # Let the previous peer's worker threads stop spinning before timing.
+                time.sleep(0.5)
                 row[name] = _median_ms(step, repeat)
             cells = "  ".join(f"{n} {t:7.2f}" for n, t in row.items())
             ratios = "  ".join(f"ours/{n} {row['mnn'] / t:5.2f}" for n, t in row.items()
