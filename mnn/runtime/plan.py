@@ -358,11 +358,15 @@ def _activation_clamp(step):
 
 
 def _takes_clamp(step):
-    """The op computes a fused clamp itself (conv2d's ``clamp`` attribute), not set yet."""
+    """The op computes a fused clamp itself (conv2d's ``clamp`` attribute), not set yet.
+
+    An op's inference takes the same attributes as its compute (the op table's contract),
+    and names them even where compute is wrapped to take ``**attrs``.
+    """
     if step.attrs.get("clamp") is not None or len(step.outputs) != 1:
         return False
     try:
-        return "clamp" in inspect.signature(step.compute).parameters
+        return "clamp" in inspect.signature(step.op.infer).parameters
     except (TypeError, ValueError):
         return False
 
