@@ -143,12 +143,26 @@ def in_focus(case):
     return True
 
 
+def _shape_spec(value):
+    """The shape the converter needs for an input value: a list of ints for a tensor, a
+    list of those for a sequence, None for an empty optional."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [list(np.shape(v)) for v in value]
+    return list(np.shape(value))
+
+
 def _graph_input_names(model):
     inits = {t.name for t in model.graph.initializer}
     return [vi.name for vi in model.graph.input if vi.name not in inits]
 
 
 def _compare(name, got, want):
+    if want is None:
+        if got is not None:
+            raise AssertionError(f"output {name}: expected an empty optional")
+        return
     if isinstance(want, list):
         if not isinstance(got, list) or len(got) != len(want):
             raise AssertionError(f"output {name}: expected a sequence of {len(want)}")
@@ -200,8 +214,7 @@ def run_case(case, through_file=False):
             return "unsupported: " + ", ".join(sorted({m[1] for m in missing}))
         names = _graph_input_names(case.model)
         for inputs, outputs in case.data_sets:
-            shapes = {n: list(np.shape(_as_array(a))) for n, a in zip(names, inputs)
-                      if not isinstance(a, list)}
+            shapes = {n: _shape_spec(_as_array(a)) for n, a in zip(names, inputs)}
             graph = convert_graph(case.model, input_shapes=shapes)
             if through_file:
                 graph = _through_file(graph)

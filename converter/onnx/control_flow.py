@@ -65,6 +65,8 @@ def loop_op(ctx, M=None, cond=None, *v_initial, body=None):  # noqa: N803 - the 
     if len(body.input) != 2 + len(v_initial):
         raise ctx.error(f"the body takes {len(body.input)} inputs, expected "
                         f"{2 + len(v_initial)} (iteration, cond, loop values)")
+    if any(isinstance(v, list) for v in v_initial):
+        return _unrolled_loop(ctx, M, cond, v_initial, body)
     _check_tensors(ctx, v_initial, "a loop input")
     trip = M if M is not None else F.const(np.array(_INT64_MAX, np.int64))
     go = cond if cond is not None else F.const(np.array(True))
@@ -87,6 +89,38 @@ def loop_op(ctx, M=None, cond=None, *v_initial, body=None):  # noqa: N803 - the 
     results = loop(trip, F.cast(go, np.bool_), graph,
                    list(v_initial) + [outer for outer, _ in caps])
     return results[:n] + results[n + len(caps):]
+
+
+def _unrolled_loop(ctx, M, cond, v_initial, body):  # noqa: N803
+    """A Loop carrying a sequence (a list fixed at conversion time) is unrolled: its trip
+    count and every iteration's condition must then be constants."""
+    trip = None if M is None else ctx.value(M)
+    if M is not None and trip is None:
+        raise ctx.error("a Loop carrying a sequence needs a constant trip count")
+    go = True if cond is None else ctx.value(cond)
+    if go is None:
+        raise ctx.error("a Loop carrying a sequence needs a constant condition")
+    limit = int(np.asarray(trip).reshape(-1)[0]) if trip is not None else None
+    values, scans, i = list(v_initial), [], 0
+    n = len(v_initial)
+    while bool(np.asarray(go).reshape(-1)[0]) and (limit is None or i < limit):
+        if limit is None and i >= 100000:
+            raise ctx.error("a Loop carrying a sequence ran 100000 iterations")
+        it = F.const(np.array(i, np.int64))
+        c = F.const(np.array(True))
+        _, outs = ctx.subgraph(body, [it, c] + values, inline=True)
+        go = ctx.value(outs[0])
+        if go is None:
+            raise ctx.error("a Loop carrying a sequence needs a condition known at "
+                            "conversion time")
+        values = list(outs[1:1 + n])
+        scans.append(outs[1 + n:])
+        i += 1
+    k = len(body.output) - 1 - n
+    if k and not scans:
+        raise ctx.error("scan outputs of a Loop that runs zero times have no known shape")
+    stacked = [F.stack([step[j] for step in scans], 0) for j in range(k)]
+    return values + stacked
 
 
 @onnx_op("Scan", since=9)

@@ -17,6 +17,7 @@ from mnn.express.errors import MnnError
 
 from . import ops as _ops  # noqa: F401 - registers every handler
 from .registry import find_handler
+from .values import EMPTY, Sequence
 
 __all__ = ["ConvertError", "UnsupportedOpsError", "OnnxGraph", "load_onnx", "convert_graph",
            "NodeContext", "onnx_dtype_to_numpy"]
@@ -96,12 +97,37 @@ class OnnxGraph:
             if name not in self.inputs:
                 raise ConvertError(f"converter: the model has no input {name!r}; inputs: "
                                    f"{list(self.inputs)}")
-            var = self.inputs[name]
-            if list(np.shape(value)) != var.expr.metas[0].shape and \
-                    var.expr.metas[0].shape is not None:
-                var.resize(np.shape(value))
-            var.write(value)
-        return {name: np.array(v.read()) for name, v in self.outputs.items()}
+            target = self.inputs[name]
+            if isinstance(target, list):
+                if not isinstance(value, (list, tuple)) or len(value) != len(target):
+                    raise ConvertError(f"converter: input {name!r} is a sequence of "
+                                       f"{len(target)} tensors")
+                for var, item in zip(target, value):
+                    _write(var, item)
+            elif isinstance(target, F.Var):
+                _write(target, value)
+            elif value is not None:
+                raise ConvertError(f"converter: input {name!r} was converted as an empty "
+                                   "optional")
+        return {name: _value_of(v) for name, v in self.outputs.items()}
+
+
+def _write(var, value):
+    shape = var.expr.metas[0].shape
+    if shape is not None and list(np.shape(value)) != list(shape):
+        var.resize(np.shape(value))
+    var.write(value)
+
+
+def _value_of(value):
+    """An output's value: an array, or a list of arrays for a sequence."""
+    if isinstance(value, list):
+        return [np.array(v.read()) for v in value]
+    if isinstance(value, F.Var):
+        return np.array(value.read())
+    if value is EMPTY:
+        return None
+    raise ConvertError(f"converter: an output is {value!r}, not a tensor or a sequence")
 
 
 def _value_info_shape(vi):
@@ -269,19 +295,45 @@ class _Builder:
         return inputs, outputs
 
     def _placeholder(self, vi, shape=None):
-        if not vi.type.HasField("tensor_type"):
-            kind = vi.type.WhichOneof("value")
-            raise ConvertError(f"converter: graph input {vi.name!r} is a {kind}; only "
-                               "tensor inputs are supported at the top level")
-        dtype = onnx_dtype_to_numpy(vi.type.tensor_type.elem_type, f"input {vi.name!r}")
+        kind = vi.type.WhichOneof("value")
+        if kind == "tensor_type":
+            return self._tensor_placeholder(vi.name, vi.type.tensor_type, shape,
+                                            _value_info_shape(vi))
+        if kind == "sequence_type":
+            return self._sequence_placeholders(vi.name, vi.type.sequence_type.elem_type,
+                                               shape)
+        if kind == "optional_type":
+            if shape is None:
+                return EMPTY
+            elem = vi.type.optional_type.elem_type
+            if elem.WhichOneof("value") == "sequence_type":
+                return self._sequence_placeholders(vi.name, elem.sequence_type.elem_type,
+                                                   shape)
+            return self._tensor_placeholder(vi.name, elem.tensor_type, shape, None)
+        raise ConvertError(f"converter: graph input {vi.name!r} is a {kind}; only tensors, "
+                           "sequences and optionals are supported")
+
+    def _sequence_placeholders(self, name, elem, shapes):
+        """A sequence input of a length fixed at conversion time: one placeholder per
+        element, named ``name[i]``."""
+        if shapes is None:
+            raise ConvertError(f"converter: sequence input {name!r} needs its element "
+                               "shapes (a list of shapes) at conversion time")
+        if elem.WhichOneof("value") != "tensor_type":
+            raise ConvertError(f"converter: sequence input {name!r} holds non-tensors")
+        return Sequence(self._tensor_placeholder(f"{name}[{i}]", elem.tensor_type, s, None)
+                        for i, s in enumerate(shapes))
+
+    def _tensor_placeholder(self, name, tensor_type, shape, declared):
+        dtype = onnx_dtype_to_numpy(tensor_type.elem_type, f"input {name!r}")
         dtype = F.dtypes.to_numpy_dtype(dtype)
         if shape is None:
-            shape = _value_info_shape(vi)
+            shape = declared
         if shape is None:
-            raise ConvertError(f"converter: graph input {vi.name!r} has no shape; give one "
+            raise ConvertError(f"converter: graph input {name!r} has no shape; give one "
                                "with --inputConfigFile")
         var = F.placeholder(list(shape), F.NCHW, dtype)
-        var.name = vi.name
+        var.name = name
         return var
 
     def convert_nodes(self, nodes, opset, env):
@@ -319,7 +371,8 @@ class _Builder:
                 raise ctx.error(str(exc)) from exc
             # An input whose shape is only known at run time: the handler runs then.
             result = self._defer(fn, node, opset, args, attrs)
-        if result is None or not isinstance(result, (list, tuple)):
+        if result is None or not isinstance(result, (list, tuple)) or \
+                isinstance(result, Sequence):
             result = [result]
         outs = list(node.output)
         if len(result) < len([o for o in outs if o]):
@@ -332,13 +385,17 @@ class _Builder:
                 continue
             if var is None:
                 raise ctx.error(f"output {name!r} is not produced")
-            if not isinstance(var, (F.Var, list)):
+            if not isinstance(var, (F.Var, list)) and var is not EMPTY:
                 raise ctx.error(f"handler returned {type(var).__name__} for {name!r}")
             if isinstance(var, F.Var) and var.expr.id >= first_id and var.expr.name is None:
                 var.expr.name = name
             env[name] = var
 
     def _defer(self, fn, node, opset, args, attrs):
+        if any(isinstance(a, list) for a in args):
+            raise ConvertError(f"converter: node {node.name or node.output[0]!r} "
+                               f"({node.op_type}) reads a sequence and needs values known "
+                               "only at run time")
         if any(isinstance(a, onnx.GraphProto) for a in attrs.values()):
             raise ConvertError(f"converter: node {node.name or node.output[0]!r} "
                                f"({node.op_type}) needs shapes known at conversion time")
@@ -402,11 +459,14 @@ class DeferredNode:
             raise
         except (MnnError, ValueError, TypeError, IndexError) as exc:
             raise ctx.error(str(exc)) from exc
-        if result is None or not isinstance(result, (list, tuple)):
+        if result is None or not isinstance(result, (list, tuple)) or \
+                isinstance(result, Sequence):
             result = [result]
         outs = []
         for i in range(self.n_outputs):
             var = result[i] if i < len(result) else None
+            if isinstance(var, list):
+                raise ctx.error("a sequence computed at run time is not supported")
             if var is None:
                 # An optional output nobody asked for: an empty placeholder value.
                 outs.append(np.zeros(0, np.float32))

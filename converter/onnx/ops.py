@@ -1,3 +1,3 @@
 """Imports every handler family so their ``@onnx_op`` registrations run (explicitly)."""
-from . import (control_flow, loss, math, nn, reduce, rnn, selection, spatial,  # noqa: F401
-               tensor)
+from . import (control_flow, loss, math, nn, reduce, rnn, selection, sequence,  # noqa: F401
+               spatial, tensor)

@@ -35,8 +35,8 @@ def _shift_ref(a, b, direction):
     bits = a.dtype.itemsize * 8
     out = []
     for x, s in zip(a2.ravel().tolist(), b2.ravel().tolist()):
-        if s >= bits:
-            out.append(0)
+        if s >= bits or s < 0:
+            out.append(-1 if direction == "RIGHT" and x < 0 else 0)
         elif direction == "LEFT":
             out.append((x << s) % (1 << bits))
         else:
@@ -79,7 +79,9 @@ SAMPLES = {
                {"direction": d}, _shift_ref, note=d)
         for dt in (np.uint8, np.int32, np.int64) for d in ("LEFT", "RIGHT")
     ] + [Sample([np.array([16, 16], np.uint8), np.array([8, 9], np.uint8)],
-                {"direction": "LEFT"}, _shift_ref, note="width or more gives 0")],
+                {"direction": "LEFT"}, _shift_ref, note="width or more gives 0"),
+         Sample([np.array([-8, 4, -1], np.int8), np.array([8, -1, 100], np.int8)],
+                {"direction": "RIGHT"}, _shift_ref, note="signed, out of range")],
 }
 
 

@@ -2,7 +2,8 @@
 
 - ``onnx_trunc_div``: integer division rounding toward zero (ONNX ``Div`` on integers).
 - ``onnx_fmod``: remainder with the dividend's sign (``Mod`` with ``fmod=1``, C's fmod).
-- ``onnx_bit_shift``: ``BitShift`` on unsigned integers (``direction`` LEFT or RIGHT).
+- ``onnx_bit_shift``: ``BitShift`` (``direction`` LEFT or RIGHT); signed right shifts are
+  arithmetic; shifting by the width or more (or by a negative count) shifts every bit out.
 
 Not differentiable (integer results, or piecewise constant gradients ONNX never asks for).
 """
@@ -95,11 +96,17 @@ def _shift_infer(metas, direction):
 def _shift_compute(arrays, direction):
     a, b = arrays
     bits = a.dtype.itemsize * 8
-    # Shifting by the width or more is undefined in C; ONNX's reference gives 0.
+    # Shifts by the width or more, or negative ones, are undefined in C; ONNX's tests
+    # want every bit shifted out: 0 to the left, the sign fill to the right.
     too_far = (b >= bits) | (b < 0)
     safe = np.where(too_far, 0, b).astype(a.dtype)
-    out = np.left_shift(a, safe) if direction == "LEFT" else np.right_shift(a, safe)
-    return np.where(too_far, np.zeros((), a.dtype), out).astype(a.dtype)
+    if direction == "LEFT":
+        out, fill = np.left_shift(a, safe), np.zeros((), a.dtype)
+    else:
+        out = np.right_shift(a, safe)
+        fill = np.where(a < 0, -1, 0).astype(a.dtype) if a.dtype.kind == "i" else \
+            np.zeros((), a.dtype)
+    return np.where(too_far, fill, out).astype(a.dtype)
 
 
 register(OpDef("onnx_bit_shift", _shift_infer, _shift_compute))
