@@ -213,3 +213,63 @@ def max_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
                     for j in range(1, kw):
                         v = _nanmax(band[ox * sw + j], v)
                     y[n, c, oy, ox] = v
+
+
+def avg_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
+                        Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
+                        Py_ssize_t pt, Py_ssize_t pl, const real_t[::1] divh,
+                        const real_t[::1] divw, int nthreads=1):
+    """Average pooling with a regular window grid (``y`` overwritten): window sums over
+    a zero-padded scratch plane (band of ``kh`` rows, then ``kw`` columns), divided by
+    ``divh[oy] * divw[ox]``."""
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    cdef Py_ssize_t OH = y.shape[2], OW = y.shape[3]
+    if x.shape[0] != y.shape[0] or x.shape[1] != y.shape[1]:
+        raise ValueError("pool kernel: input and output batch/channels differ")
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or pt < 0 or pl < 0 or nthreads < 1:
+        raise ValueError("pool kernel: bad window geometry")
+    if divh.shape[0] != OH or divw.shape[0] != OW:
+        raise ValueError("pool kernel: divisor tables do not match the output size")
+    if N == 0 or C == 0 or OH == 0 or OW == 0:
+        return
+    cdef Py_ssize_t Hp = (OH - 1) * sh + kh, Wp = (OW - 1) * sw + kw
+    dt = np.float32 if real_t is float else np.float64
+    scratch = np.empty((nthreads, Hp * Wp + Wp), dtype=dt)
+    cdef real_t[:, ::1] buf = scratch
+    cdef Py_ssize_t job, n, c, r, q, iy, oy, ox, i, j, tid, q0, q1
+    cdef real_t* plane
+    cdef real_t* band
+    cdef real_t v, d
+    q0 = min(pl, Wp)
+    q1 = max(min(W + pl, Wp), q0)
+    with nogil:
+        for job in prange(N * C, num_threads=nthreads, schedule="static"):
+            tid = openmp.omp_get_thread_num()
+            n = job // C
+            c = job % C
+            plane = &buf[tid, 0]
+            band = plane + Hp * Wp
+            for r in range(Hp):
+                iy = r - pt
+                if iy < 0 or iy >= H:
+                    for q in range(Wp):
+                        plane[r * Wp + q] = 0
+                    continue
+                for q in range(q0):
+                    plane[r * Wp + q] = 0
+                for q in range(q0, q1):
+                    plane[r * Wp + q] = x[n, c, iy, q - pl]
+                for q in range(q1, Wp):
+                    plane[r * Wp + q] = 0
+            for oy in range(OH):
+                for q in range(Wp):
+                    band[q] = plane[oy * sh * Wp + q]
+                for i in range(1, kh):
+                    for q in range(Wp):
+                        band[q] = band[q] + plane[(oy * sh + i) * Wp + q]
+                for ox in range(OW):
+                    v = band[ox * sw]
+                    for j in range(1, kw):
+                        v = v + band[ox * sw + j]
+                    d = divh[oy] * divw[ox]
+                    y[n, c, oy, ox] = v / d if d > 0 else 0

@@ -175,7 +175,15 @@ def _avg_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
     hs, he, ws, we, dh, dw = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (len(hs), len(ws)), x.dtype)
-    _pool_k.avg_forward(x, y, hs, he, ws, we, dh, dw, nc.threads(x.size))
+    if attrs["global_pool"] or attrs["output_size"] is not None:
+        _pool_k.avg_forward(x, y, hs, he, ws, we, dh, dw, nc.threads(x.size))
+    else:
+        # Regular grid: padded-plane kernel (windows past the padding add zeros, and the
+        # divisor tables say what each window counts).
+        pads = nc.resolve_pads(x.shape[2:], attrs["kernel"], attrs["strides"], (1, 1),
+                               attrs["pads"], attrs["padding_mode"])
+        _pool_k.avg_forward_regular(x, y, *attrs["kernel"], *attrs["strides"], pads[0],
+                                    pads[1], dh, dw, nc.threads(x.size))
     return y
 
 
