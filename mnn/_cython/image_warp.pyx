@@ -33,6 +33,10 @@ cdef enum:
     BORDER_REFLECT_101 = 4
     BORDER_TRANSPARENT = 5
 
+cdef enum:
+    TILE_H = 16
+    TILE_W = 64
+
 # Positions beyond this many pixels are all equally outside; clamping keeps integer
 # conversions and neighbourhood sums far from overflow.
 cdef double FAR = 1e7
@@ -150,6 +154,12 @@ def warp(const pix_t[:, :, ::1] src, pix_t[:, :, ::1] dst, int mode, int fixed,
     cdef Py_ssize_t sx, sy, px, py, kk = ksize * ksize
     cdef double* fxs
     cdef double* fys
+    cdef double* fxb
+    cdef double* fyb
+    cdef int* ixb
+    cdef int* iyb
+    cdef Py_ssize_t t, ty0, ty1, xb, xe, xbi, ntiles = (dst.shape[0] + TILE_H - 1) // TILE_H
+    cdef Py_ssize_t nxb = (dst.shape[1] + TILE_W - 1) // TILE_W
     cdef int* ixs
     cdef int* iys
     cdef double* wx
@@ -177,111 +187,127 @@ def warp(const pix_t[:, :, ::1] src, pix_t[:, :, ::1] dst, int mode, int fixed,
     cdef const double* bv = &bval[0]
     half = (ksize - 1) // 2 if ksize > 1 else 0
     with nogil, parallel(num_threads=nthreads):
-        fxs = <double*>malloc(dw * sizeof(double))
-        fys = <double*>malloc(dw * sizeof(double))
-        ixs = <int*>malloc(dw * sizeof(int))
-        iys = <int*>malloc(dw * sizeof(int))
+        # Work in tiles of TILE_H x TILE_W destination pixels: a rotated or scaled tile
+        # reads a compact source area, which stays in cache (row by row would sweep a
+        # slanted band of hundreds of source rows).
+        fxb = <double*>malloc(TILE_H * dw * sizeof(double))
+        fyb = <double*>malloc(TILE_H * dw * sizeof(double))
+        ixb = <int*>malloc(TILE_H * dw * sizeof(int))
+        iyb = <int*>malloc(TILE_H * dw * sizeof(int))
         wx = <double*>malloc(8 * sizeof(double))
         wy = <double*>malloc(8 * sizeof(double))
-        for y in prange(dh, schedule="static"):
-            if fixed:
-                fixed_coords(mode, y, dw, ad, bd, xr, yr, mt, imx, imy, ixs, iys)
-            else:
-                float_coords(mode, y, dw, mt, fmx, fmy, fxs, fys)
-            d = &dst[y, 0, 0]
-            for x in range(dw):
-                fidx = 0
+        for t in prange(ntiles, schedule="static"):
+            ty0 = t * TILE_H
+            ty1 = ty0 + TILE_H if ty0 + TILE_H < dh else dh
+            for y in range(ty0, ty1):
                 if fixed:
-                    sx = (ixs[x] >> 5) - half
-                    sy = (iys[x] >> 5) - half
-                    fidx = ((iys[x] & 31) * 32 + (ixs[x] & 31)) * kk
-                elif ksize == 1:
-                    sx = lrint(fxs[x])
-                    sy = lrint(fys[x])
+                    fixed_coords(mode, y, dw, ad, bd, xr, yr, mt, imx, imy,
+                                 ixb + (y - ty0) * dw, iyb + (y - ty0) * dw)
                 else:
-                    posx = floor(fxs[x])
-                    posy = floor(fys[x])
-                    sx = <Py_ssize_t>posx - half
-                    sy = <Py_ssize_t>posy - half
-                    if ksize == 2 and sx >= 0 and sy >= 0 and sx + 2 <= w and sy + 2 <= h:
-                        # Fast path: bilinear fully inside the image.
-                        ax = <float>(fxs[x] - posx)
-                        ay = <float>(fys[x] - posy)
-                        p0 = s + (sy * w + sx) * cn
-                        p1 = p0 + w * cn
-                        for c in range(cn):
-                            ft = <float>p0[c] + ax * (<float>p0[c + cn] - <float>p0[c])
-                            fb = <float>p1[c] + ax * (<float>p1[c + cn] - <float>p1[c])
-                            ft = ft + ay * (fb - ft)
-                            if pix_t is float or pix_t is double:
-                                d[x * cn + c] = <pix_t>ft
-                            elif pix_t is uchar:
-                                d[x * cn + c] = <uchar>(ft + <float>0.5)
-                            else:
-                                ft = nearbyintf(ft)
-                                d[x * cn + c] = <pix_t>(lo if ft < lo else (hi if ft > hi else ft))
-                        continue
-                    kernel_weights(ksize, fxs[x] - posx, wx)
-                    kernel_weights(ksize, fys[x] - posy, wy)
-                inside = sx >= 0 and sy >= 0 and sx + ksize <= w and sy + ksize <= h
-                bmode = border
-                if not inside:
-                    outside = sx >= w or sy >= h or sx + ksize <= 0 or sy + ksize <= 0
-                    if border == BORDER_TRANSPARENT:
-                        # OpenCV's rules: exact-position kernels keep the destination where
-                        # the whole neighbourhood is outside and read the destination pixel
-                        # for outside taps; the table kernels keep it when the centre tap
-                        # (bilinear: any tap) is outside and reflect otherwise.
-                        if ksize == 1 or outside:
-                            continue
+                    float_coords(mode, y, dw, mt, fmx, fmy, fxb + (y - ty0) * dw,
+                                 fyb + (y - ty0) * dw)
+            for xbi in range(nxb):
+                xb = xbi * TILE_W
+                xe = xb + TILE_W if xb + TILE_W < dw else dw
+                for y in range(ty0, ty1):
+                    fxs = fxb + (y - ty0) * dw
+                    fys = fyb + (y - ty0) * dw
+                    ixs = ixb + (y - ty0) * dw
+                    iys = iyb + (y - ty0) * dw
+                    d = &dst[y, 0, 0]
+                    for x in range(xb, xe):
+                        fidx = 0
                         if fixed:
-                            if ksize == 2 or not (0 <= sx + half < w and 0 <= sy + half < h):
-                                continue
-                            bmode = BORDER_REFLECT_101
-                    elif outside and border == BORDER_CONSTANT:
-                        for c in range(cn):
-                            d[x * cn + c] = <pix_t>bv[c if c < 4 else 3]
-                        continue
-                if ksize == 1:
-                    px = border_index(sx, w, border)
-                    py = border_index(sy, h, border)
-                    for c in range(cn):
-                        if px < 0 or py < 0:
-                            d[x * cn + c] = <pix_t>bv[c if c < 4 else 3]
+                            sx = (ixs[x] >> 5) - half
+                            sy = (iys[x] >> 5) - half
+                            fidx = ((iys[x] & 31) * 32 + (ixs[x] & 31)) * kk
+                        elif ksize == 1:
+                            sx = lrint(fxs[x])
+                            sy = lrint(fys[x])
                         else:
-                            d[x * cn + c] = s[(py * w + px) * cn + c]
-                    continue
-                for c in range(cn):
-                    iac = 0
-                    fac = 0
-                    for i in range(ksize):
-                        py = sy + i if inside else border_index(sy + i, h, bmode)
-                        for j in range(ksize):
-                            px = sx + j if inside else border_index(sx + j, w, bmode)
-                            if px < 0 or py < 0:
-                                if bmode == BORDER_TRANSPARENT:
-                                    v = <double>d[x * cn + c]
+                            posx = floor(fxs[x])
+                            posy = floor(fys[x])
+                            sx = <Py_ssize_t>posx - half
+                            sy = <Py_ssize_t>posy - half
+                            if ksize == 2 and sx >= 0 and sy >= 0 and sx + 2 <= w and sy + 2 <= h:
+                                # Fast path: bilinear fully inside the image.
+                                ax = <float>(fxs[x] - posx)
+                                ay = <float>(fys[x] - posy)
+                                p0 = s + (sy * w + sx) * cn
+                                p1 = p0 + w * cn
+                                for c in range(cn):
+                                    ft = <float>p0[c] + ax * (<float>p0[c + cn] - <float>p0[c])
+                                    fb = <float>p1[c] + ax * (<float>p1[c + cn] - <float>p1[c])
+                                    ft = ft + ay * (fb - ft)
+                                    if pix_t is float or pix_t is double:
+                                        d[x * cn + c] = <pix_t>ft
+                                    elif pix_t is uchar:
+                                        d[x * cn + c] = <uchar>(ft + <float>0.5)
+                                    else:
+                                        ft = nearbyintf(ft)
+                                        d[x * cn + c] = <pix_t>(lo if ft < lo else (hi if ft > hi else ft))
+                                continue
+                            kernel_weights(ksize, fxs[x] - posx, wx)
+                            kernel_weights(ksize, fys[x] - posy, wy)
+                        inside = sx >= 0 and sy >= 0 and sx + ksize <= w and sy + ksize <= h
+                        bmode = border
+                        if not inside:
+                            outside = sx >= w or sy >= h or sx + ksize <= 0 or sy + ksize <= 0
+                            if border == BORDER_TRANSPARENT:
+                                # OpenCV's rules: exact-position kernels keep the destination where
+                                # the whole neighbourhood is outside and read the destination pixel
+                                # for outside taps; the table kernels keep it when the centre tap
+                                # (bilinear: any tap) is outside and reflect otherwise.
+                                if ksize == 1 or outside:
+                                    continue
+                                if fixed:
+                                    if ksize == 2 or not (0 <= sx + half < w and 0 <= sy + half < h):
+                                        continue
+                                    bmode = BORDER_REFLECT_101
+                            elif outside and border == BORDER_CONSTANT:
+                                for c in range(cn):
+                                    d[x * cn + c] = <pix_t>bv[c if c < 4 else 3]
+                                continue
+                        if ksize == 1:
+                            px = border_index(sx, w, border)
+                            py = border_index(sy, h, border)
+                            for c in range(cn):
+                                if px < 0 or py < 0:
+                                    d[x * cn + c] = <pix_t>bv[c if c < 4 else 3]
                                 else:
-                                    v = bv[c if c < 4 else 3]
-                            else:
-                                v = <double>s[(py * w + px) * cn + c]
+                                    d[x * cn + c] = s[(py * w + px) * cn + c]
+                            continue
+                        for c in range(cn):
+                            iac = 0
+                            fac = 0
+                            for i in range(ksize):
+                                py = sy + i if inside else border_index(sy + i, h, bmode)
+                                for j in range(ksize):
+                                    px = sx + j if inside else border_index(sx + j, w, bmode)
+                                    if px < 0 or py < 0:
+                                        if bmode == BORDER_TRANSPARENT:
+                                            v = <double>d[x * cn + c]
+                                        else:
+                                            v = bv[c if c < 4 else 3]
+                                    else:
+                                        v = <double>s[(py * w + px) * cn + c]
+                                    if fixed and pix_t is uchar:
+                                        iac = iac + <long long>itp[fidx + i * ksize + j] * <long long>v
+                                    elif fixed:
+                                        fac = fac + ftp[fidx + i * ksize + j] * v
+                                    else:
+                                        fac = fac + wy[i] * wx[j] * v
                             if fixed and pix_t is uchar:
-                                iac = iac + <long long>itp[fidx + i * ksize + j] * <long long>v
-                            elif fixed:
-                                fac = fac + ftp[fidx + i * ksize + j] * v
+                                iac = (iac + (1 << 14)) >> 15
+                                d[x * cn + c] = <uchar>(0 if iac < 0 else (255 if iac > 255 else iac))
+                            elif pix_t is float or pix_t is double:
+                                d[x * cn + c] = <pix_t>fac
                             else:
-                                fac = fac + wy[i] * wx[j] * v
-                    if fixed and pix_t is uchar:
-                        iac = (iac + (1 << 14)) >> 15
-                        d[x * cn + c] = <uchar>(0 if iac < 0 else (255 if iac > 255 else iac))
-                    elif pix_t is float or pix_t is double:
-                        d[x * cn + c] = <pix_t>fac
-                    else:
-                        v = <double>lrint(fac)
-                        d[x * cn + c] = <pix_t>(lo if v < lo else (hi if v > hi else v))
-        free(fxs)
-        free(fys)
-        free(ixs)
-        free(iys)
+                                v = <double>lrint(fac)
+                                d[x * cn + c] = <pix_t>(lo if v < lo else (hi if v > hi else v))
+        free(fxb)
+        free(fyb)
+        free(ixb)
+        free(iyb)
         free(wx)
         free(wy)
