@@ -31,6 +31,11 @@ def __getattr__(name):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
+    if name.startswith("CV"):  # pymnn's legacy image API: MNN.CVImageProcess, MNN.CV_Wrap_*...
+        from .cv import imgproc
+
+        if name in imgproc.__all__:
+            return getattr(imgproc, name)
     raise AttributeError(f"module 'mnn' has no attribute {name!r}")
 
 

@@ -240,3 +240,13 @@ def test_errors():
         m.setScale(0, 1)
         m.invert()
     assert cv.CVImageProcess is cv.ImageProcess and cv.CVMatrix is cv.Matrix
+
+
+def test_legacy_top_level_names():
+    assert mnn.CVImageProcess is cv.ImageProcess and mnn.CVMatrix is cv.Matrix
+    assert mnn.CV_ImageFormat_BGR == MNN.CV_ImageFormat_BGR
+    assert mnn.CV_Filter_BILINEAL == MNN.CV_Filter_BILINEAL
+    assert (mnn.CV_Wrap_ZERO, mnn.CV_Wrap_CLAMP_TO_EDGE, mnn.CV_Wrap_REPEAT) == \
+        (MNN.CV_Wrap_ZERO, MNN.CV_Wrap_CLAMP_TO_EDGE, MNN.CV_Wrap_REPEAT)
+    with pytest.raises(AttributeError):
+        mnn.CV_NoSuchName  # noqa: B018
