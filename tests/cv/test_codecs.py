@@ -77,3 +77,30 @@ def test_errors(tmp_path, photo):
         cv.imencode(".xyz", photo)
     with pytest.raises(ValueError, match="empty"):
         cv.imdecode(b"")
+
+
+def test_jpeg_grayscale_is_decoded_luma(photo):
+    ok, buf = cv2.imencode(".jpg", photo, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    ours = np.asarray(cv.imdecode(buf, cv.IMREAD_GRAYSCALE))
+    theirs = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE)
+    assert ours.shape == theirs.shape and ours.dtype == np.uint8
+    assert np.abs(ours.astype(int) - theirs.astype(int)).max() <= 2
+
+
+def test_exif_orientation_applied(tmp_path):
+    from PIL import Image
+
+    rgb = np.zeros((20, 40, 3), np.uint8)
+    rgb[:, :10] = (255, 0, 0)
+    img = Image.fromarray(rgb)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees clockwise on display
+    path = str(tmp_path / "rot.jpg")
+    img.save(path, exif=exif.tobytes(), quality=95)
+    ours = np.asarray(cv.imread(path))
+    theirs = cv2.imread(path)
+    assert ours.shape == theirs.shape == (40, 20, 3)
+    assert np.abs(ours.astype(int) - theirs.astype(int)).mean() < 2
+    unrotated = np.asarray(cv.imread(path, cv.IMREAD_COLOR | cv.IMREAD_IGNORE_ORIENTATION))
+    assert unrotated.shape == cv2.imread(path, cv2.IMREAD_COLOR |
+                                         cv2.IMREAD_IGNORE_ORIENTATION).shape
