@@ -21,11 +21,13 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import models  # noqa: E402
-import onnxruntime as ort  # noqa: E402
-import torch  # noqa: E402
+# mnn first: it sets OpenMP's wait policy (passive) before libgomp, which torch shares,
+# is loaded. The setting then holds for torch's threads too.
+import mnn.expr as F  # noqa: I001
 
-import mnn.expr as F  # noqa: E402
+import models
+import onnxruntime as ort
+import torch
 
 MODELS = {"MobileNetV2": models.MobileNetV2, "ResNet18": models.ResNet18}
 SHAPE = (1, 3, 224, 224)
@@ -106,7 +108,8 @@ def peak_memory(name, runtime):
 import os, sys, tempfile
 sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
 sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})
-import numpy as np, torch, onnxruntime as ort, models, mnn.expr as F
+import mnn.expr as F
+import numpy as np, torch, onnxruntime as ort, models
 torch.set_num_threads(1); F.set_thread_number(1)
 def status(key):
     for line in open("/proc/self/status"):

@@ -11,15 +11,17 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# mnn first: it sets OpenMP's wait policy (passive) before libgomp, which torch shares,
+# is loaded. The setting then holds for torch's threads too.
+import mnn.expr as F  # noqa: I001
+
 import numpy as np
 import onnxruntime as ort
 import torch
 import torch.nn.functional as TF
 from onnx import TensorProto, helper
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import mnn.expr as F  # noqa: E402
 
 RNG = np.random.default_rng(0)
 

@@ -6,11 +6,10 @@ versions are built from the trained-or-random torch modules: each conv + batch n
 becomes one ``conv2d`` with the norm folded into its weight and bias and the activation
 fused, as an inference converter (ours, MNN's, onnxruntime's optimizer) does.
 """
+import mnn.expr as F
 import numpy as np
 import torch
 from torch import nn
-
-import mnn.expr as F
 
 __all__ = ["MobileNetV2", "ResNet18", "build_mnn", "export_onnx"]
 

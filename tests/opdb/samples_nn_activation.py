@@ -3,7 +3,6 @@ by numpy/scipy formulas. Float ops refuse integer inputs (REJECTS); relu and rel
 take integers."""
 import numpy as np
 import scipy.special as sp
-
 from opdb_core import FLOAT_DTYPES, INT_DTYPES, UNARY_SHAPES, Sample, values
 
 

@@ -7,7 +7,6 @@ optional fused clamp. Cases cover im2col, 1x1 GEMM, depthwise and Winograd shape
 import numpy as np
 import torch
 import torch.nn.functional as TF
-
 from opdb_core import Sample, values
 
 

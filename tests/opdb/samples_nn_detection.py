@@ -2,7 +2,6 @@
 enumeration: a box is kept iff no higher-ranked kept box overlaps it by IoU above the
 threshold, checked box by box in score order (ties: lower index first)."""
 import numpy as np
-
 from opdb_core import Sample, values
 
 

@@ -3,7 +3,6 @@ layer_norm. Attributes: start (first normalized axis), epsilon, has_gamma, has_b
 import numpy as np
 import torch
 import torch.nn.functional as TF
-
 from opdb_core import Sample, values
 
 

@@ -6,7 +6,6 @@ Attributes: kernel/strides (h, w), pads (top, left, bottom, right), padding_mode
 import numpy as np
 import torch
 import torch.nn.functional as TF
-
 from opdb_core import Sample, values
 
 

@@ -3,7 +3,6 @@ interpolate (values) and its autograd (the gradient op)."""
 import numpy as np
 import torch
 import torch.nn.functional as TF
-
 from opdb_core import Sample, values
 
 

@@ -6,7 +6,6 @@ import math
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper
-
 from opdb_core import Sample, values
 
 

@@ -3,7 +3,6 @@ torch's grid_sample and its autograd."""
 import numpy as np
 import torch
 import torch.nn.functional as TF
-
 from opdb_core import Sample, values
 
 

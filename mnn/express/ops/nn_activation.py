@@ -25,8 +25,21 @@ from ..optable import OpDef, register
 from ..var import to_var
 from . import nn_common as nc
 
-__all__ = ["relu", "relu6", "prelu", "elu", "selu", "gelu_tanh", "silu", "hardswish",
-           "hardsigmoid", "softplus", "softsign", "softmax", "log_softmax"]
+__all__ = [
+    "elu",
+    "gelu_tanh",
+    "hardsigmoid",
+    "hardswish",
+    "log_softmax",
+    "prelu",
+    "relu",
+    "relu6",
+    "selu",
+    "silu",
+    "softmax",
+    "softplus",
+    "softsign",
+]
 
 
 def _float_infer(metas, **attrs):
@@ -45,8 +58,8 @@ def _cast(fn):
 
 
 def _gt0(x):
-    from .elementwise import greater
     from ..var import const
+    from .elementwise import greater
 
     return greater(x, const(0, dtype=x.dtype))
 
@@ -121,7 +134,7 @@ def _relu6_infer(metas, min_value, max_value):
 register(OpDef("relu6", _relu6_infer, _cast(_relu6_np), _relu6_grad))
 
 
-def relu6(x, min=0.0, max=6.0):  # noqa: A002 - MNN's argument names
+def relu6(x, min=0.0, max=6.0):
     """``clip(x, min, max)`` (MNN's ``relu6``).
 
     Parameters

@@ -32,8 +32,14 @@ from ..optable import OpDef, register
 from ..var import to_var
 from . import nn_common as nc
 
-__all__ = ["conv2d", "conv2d_transpose", "conv1d", "conv3d", "conv2d_backprop_input",
-           "conv2d_backprop_filter"]
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "conv2d_transpose",
+    "conv3d",
+]
 
 
 # ---------------------------------------------------------------------------------------
@@ -378,7 +384,7 @@ def _conv_attrs(stride, padding, dilate, group, padding_mode):
 _ACTIVATIONS = {None: None, "relu": (0.0, float("inf")), "relu6": (0.0, 6.0)}
 
 
-def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  # noqa: A002
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
            dilate=(1, 1), group=1, padding_mode=Padding_Mode.VALID, activation=None):
     """2-D convolution of an NCHW input (MNN's ``conv2d``).
 
@@ -440,7 +446,7 @@ def conv2d_backprop_input(grad, weight, input_hw, stride=(1, 1), padding=(0, 0),
                  **_conv_attrs(stride, padding, dilate, group, padding_mode))[0]
 
 
-def conv2d_backprop_filter(input, grad, kernel_hw, stride=(1, 1),  # noqa: A002
+def conv2d_backprop_filter(input, grad, kernel_hw, stride=(1, 1),
                            padding=(0, 0), dilate=(1, 1), group=1,
                            padding_mode=Padding_Mode.VALID):
     """Gradient of :func:`conv2d` with respect to its weight.
@@ -461,7 +467,7 @@ def conv2d_backprop_filter(input, grad, kernel_hw, stride=(1, 1),  # noqa: A002
                  **_conv_attrs(stride, padding, dilate, group, padding_mode))[0]
 
 
-def conv2d_transpose(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  # noqa: A002
+def conv2d_transpose(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
                      dilate=(1, 1), group=1, padding_mode=Padding_Mode.VALID,
                      output_padding=(0, 0)):
     """Transposed 2-D convolution (MNN's ``conv2d_transpose``; torch's ConvTranspose2d).
@@ -516,7 +522,7 @@ def conv2d_transpose(input, weight, bias=None, stride=(1, 1), padding=(0, 0),  #
     return y
 
 
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilate=1, group=1,  # noqa: A002
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilate=1, group=1,
            padding_mode=Padding_Mode.VALID):
     """1-D convolution of an ``(N, C, L)`` input with an ``(O, C / group, K)`` weight.
 
@@ -535,7 +541,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilate=1, group=1,  # 
     return squeeze(y, [2])
 
 
-def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),  # noqa: A002
+def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
            dilate=(1, 1, 1), group=1):
     """3-D convolution of an ``(N, C, D, H, W)`` input with an ``(O, C / group, KD, KH, KW)``
     weight (torch's ``conv3d`` argument order: ``(d, h, w)``, symmetric padding).
@@ -557,7 +563,7 @@ def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),  # noq
     nc.positive(d, "dilate")
     if min(p) < 0:
         raise OpError(f"conv3d: padding {p} must not be negative")
-    n, c, depth, h, wd = x.shape
+    depth = x.shape[2]
     kd = w.shape[2]
     out_d = (depth + 2 * p[0] - (kd - 1) * d[0] - 1) // s[0] + 1
     if out_d < 1:

@@ -15,7 +15,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["topk", "nms", "detection_post_process"]
+__all__ = ["detection_post_process", "nms", "topk"]
 
 
 def topk(x, k, axis=-1, largest=True):

@@ -17,8 +17,16 @@ from .elementwise import add, multiply, rsqrt, square, subtract
 from .movement import reshape
 from .reduce import normalize_axes, reduce_mean, reduce_sum
 
-__all__ = ["moments", "batch_norm", "scale", "layer_norm", "instance_norm", "group_norm",
-           "normalize", "lrn"]
+__all__ = [
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "lrn",
+    "moments",
+    "normalize",
+    "scale",
+]
 
 
 def _float_var(x, what):
@@ -92,7 +100,7 @@ def batch_norm(x, mean, variance, gamma=None, beta=None, epsilon=1e-5):
     return y
 
 
-def scale(x, channels, scale, bias):  # noqa: A002
+def scale(x, channels, scale, bias):
     """``x * scale + bias`` per channel (axis 1) (MNN's ``scale``).
 
     Parameters
@@ -247,7 +255,7 @@ def group_norm(x, groups, gamma=None, beta=None, epsilon=1e-5):
     return y
 
 
-def normalize(x, acrossSpatial, channelShared, eps, scale):  # noqa: N803 - MNN's names
+def normalize(x, acrossSpatial, channelShared, eps, scale):
     """L2 normalization of an NCHW input (MNN's ``normalize``, Caffe's Normalize).
 
     ``y = x / sqrt(sum(x^2) + eps) * scale`` where the sum runs over channels at each

@@ -28,8 +28,15 @@ from ..optable import OpDef, register
 from ..var import to_var
 from . import nn_common as nc
 
-__all__ = ["max_pool", "avg_pool", "global_max_pool", "global_avg_pool",
-           "adaptive_max_pool", "adaptive_avg_pool", "lp_pool"]
+__all__ = [
+    "adaptive_avg_pool",
+    "adaptive_max_pool",
+    "avg_pool",
+    "global_avg_pool",
+    "global_max_pool",
+    "lp_pool",
+    "max_pool",
+]
 
 
 def _axis_windows(size, k, s, pb, pe, ceil_mode):
@@ -323,7 +330,8 @@ def lp_pool(x, kernel, stride=(1, 1), p=2.0, padding_mode=Padding_Mode.VALID, pa
     sum is the padded mean times the kernel size); padded pixels count as zeros.
     """
     from .elementwise import abs as _abs
-    from .elementwise import multiply, pow as _pow
+    from .elementwise import multiply
+    from .elementwise import pow as _pow
 
     x = to_var(x)
     p = float(p)

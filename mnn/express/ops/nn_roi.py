@@ -26,7 +26,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["roi_align", "roi_pooling", "crop_and_resize"]
+__all__ = ["crop_and_resize", "roi_align", "roi_pooling"]
 
 
 def _check_x(x, what):
@@ -118,7 +118,7 @@ def _roi_align_compute(arrays, out_hw, spatial_scale, sampling_ratio, aligned, m
 register(OpDef("roi_align", _roi_align_infer, _roi_align_compute))
 
 
-def roi_align(input, roi, pooled_height, pooled_width, spatial_scale,  # noqa: A002
+def roi_align(input, roi, pooled_height, pooled_width, spatial_scale,
               sampling_ratio, aligned, pooling_mode=Pooling_Mode.AVEPOOL):
     """RoIAlign (MNN's ``roi_align``; torchvision ``roi_align``; ONNX ``RoiAlign``).
 
@@ -143,8 +143,8 @@ def roi_align(input, roi, pooled_height, pooled_width, spatial_scale,  # noqa: A
     Var
         ``(R, C, pooled_height, pooled_width)``.
     """
-    from .movement import squeeze
     from .elementwise import cast
+    from .movement import squeeze
     from .slicing import slice as _slice
 
     x, roi = to_var(input), to_var(roi)
@@ -201,7 +201,7 @@ def _roi_pool_compute(arrays, out_hw, spatial_scale):
 register(OpDef("roi_pooling", _roi_pool_infer, _roi_pool_compute))
 
 
-def roi_pooling(input, roi, pooled_height, pooled_width, spatial_scale):  # noqa: A002
+def roi_pooling(input, roi, pooled_height, pooled_width, spatial_scale):
     """Max RoI pooling (MNN's ``roi_pooling``; Caffe ROIPooling; ONNX ``MaxRoiPool``).
 
     Parameters

@@ -163,7 +163,7 @@ def _gsg_compute(arrays, mode, padding_mode, align_corners):
 register(OpDef("grid_sample_grad", _gsg_infer, _gsg_compute, None, n_outputs=2))
 
 
-def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",  # noqa: A002
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",
                 align_corners=False):
     """Sample ``input`` (N, C, H, W) at ``grid`` (N, OH, OW, 2) locations ``(x, y)`` in
     [-1, 1] (torch ``grid_sample``; ONNX ``GridSample`` with ``linear``/``nearest``).

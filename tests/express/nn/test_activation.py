@@ -1,10 +1,9 @@
 """Activations, softmax and log_softmax (values and gradients) against torch (CPU)."""
+import mnn.expr as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(7)
 

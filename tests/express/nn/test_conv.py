@@ -1,10 +1,9 @@
 """conv2d, its backprop ops, conv2d_transpose and conv1d against torch (CPU)."""
+import mnn.expr as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(1234)
 

@@ -1,11 +1,10 @@
 """topk against torch; nms against onnxruntime's NonMaxSuppression."""
+import mnn.expr as F
 import numpy as np
 import onnxruntime as ort
 import pytest
 import torch
 from onnx import TensorProto, helper
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(21)
 

@@ -6,12 +6,11 @@ import subprocess
 import sys
 import textwrap
 
+import mnn.expr as F
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
-
-import mnn.expr as F
 
 SCALES = [10.0, 10.0, 5.0, 5.0]
 

@@ -1,10 +1,9 @@
 """grid_sample (values, input and grid gradients) against torch."""
+import mnn.expr as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(8)
 

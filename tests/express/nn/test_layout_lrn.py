@@ -1,12 +1,11 @@
 """channel_shuffle, crop and lrn against numpy, torch and onnxruntime."""
+import mnn.expr as F
 import numpy as np
 import onnxruntime as ort
 import pytest
 import torch
 import torch.nn.functional as TF
 from onnx import TensorProto, helper
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(3)
 

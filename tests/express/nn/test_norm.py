@@ -1,10 +1,9 @@
 """Normalizations (values and gradients) against torch and numpy."""
+import mnn.expr as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(11)
 

@@ -1,14 +1,12 @@
 """interpolate / resize against torch (values, grads), onnxruntime (ONNX modes) and the
 real MNN wheel's documented resize output."""
+import mnn.expr as F
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 import torch
 import torch.nn.functional as TF
 from onnx import TensorProto, helper
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(5)
 

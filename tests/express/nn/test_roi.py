@@ -2,12 +2,11 @@
 against a per-pixel reference of TensorFlow's CropAndResize definition."""
 import math
 
+import mnn.expr as F
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
-
-import mnn.expr as F
 
 RNG = np.random.default_rng(17)
 
