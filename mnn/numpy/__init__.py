@@ -37,7 +37,7 @@ Where this differs from numpy, and why
 """
 import math as _math
 
-from . import creation, indexing, logic, manipulation, math, padding, products
+from . import creation, functional, indexing, logic, manipulation, math, padding, products
 from . import linalg, random  # noqa: F401 - subpackages, public as mnn.numpy.linalg/random
 from . import sorting, statistics
 from ..express import dtypes as _dt
@@ -58,7 +58,7 @@ nan = float("nan")
 newaxis = None
 
 _FAMILIES = [creation, manipulation, math, logic, indexing, sorting, statistics, padding,
-             products]
+             products, functional]
 
 
 def _export(modules, namespace):

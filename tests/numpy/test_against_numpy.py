@@ -271,6 +271,22 @@ CASES = [
     C("intersect1d", i32, ints5), C("intersect1d", i32, ints5, return_indices=True),
     C("union1d", i32, ints5), C("setdiff1d", i32, ints5), C("setxor1d", i32, ints5),
     C("setdiff1d", ints5, np.array([], np.int32)),
+    # -- functional and dtype helpers ------------------------------------------------------
+    C("apply_along_axis", lambda r: r * 2 + r.sum(), 1, f32, raw=(0,),
+      ref=lambda fn, ax, a: np.apply_along_axis(lambda r: r * 2 + r.sum(), ax, a)),
+    C("apply_along_axis", lambda r: r.max(), 0, f64, raw=(0,),
+      ref=lambda fn, ax, a: np.apply_along_axis(np.max, ax, a)),
+    C("apply_along_axis", lambda r: mnp.outer(r, r), 0, f32, raw=(0,),
+      ref=lambda fn, ax, a: np.apply_along_axis(lambda r: np.outer(r, r), ax, a)),
+    C("apply_over_axes", mnp.sum, f64, [0, 2], raw=(0,),
+      ref=lambda fn, a, axes: np.apply_over_axes(np.sum, a, axes)),
+    C("piecewise", f32, [f32 < 0, f32 > 1], [lambda v: -v, 2.0, lambda v: v * 10],
+      raw=(2,)),
+    C("piecewise", v5, v5 > 0, [lambda v: v * v], raw=(2,)),
+    C("result_type", f32, 2.0, raw=(1,)),
+    C("promote_types", "int8", "uint8", raw=(0, 1)),
+    C("can_cast", i32, np.float64, raw=(1,)), C("issubdtype", np.float32, np.floating,
+                                              raw=(0, 1)),
     # -- pad and products -----------------------------------------------------------------
     C("pad", f32, 2), C("pad", f32, ((1, 0), (2, 3)), mode="reflect"),
     C("pad", i32, (1, 2), mode="edge"), C("pad", f64, 1, mode="wrap"),
@@ -304,6 +320,14 @@ def test_matches_numpy(case):
     if case.name == "copyto":
         got = want = None
     assert_matches(got, want, case.rtol, case.atol, case.exact, case.name)
+
+
+def test_type_information_accepts_mnn_dtype_names():
+    assert mnp.finfo(mnp.float32).eps == np.finfo(np.float32).eps
+    assert mnp.finfo(as_vars(f64)).max == np.finfo(np.float64).max
+    assert mnp.iinfo(mnp.uint8).max == 255 and mnp.iinfo(mnp.int32).min == -2**31
+    assert mnp.result_type(mnp.int32, mnp.float32) == np.float64
+    assert mnp.issubdtype(as_vars(i32).dtype, np.integer)
 
 
 def test_partition_puts_kth_in_place():

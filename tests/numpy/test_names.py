@@ -19,7 +19,7 @@ EXTRA_RANDOM = {"seed", "choice", "shuffle", "permutation", "uniform", "normal"}
 TESTED_ELSEWHERE = {
     "nditer", "ndenumerate", "ndindex", "nested_iters", "flatiter", "broadcast",
     "loadtxt", "fromfile", "put", "putmask", "place", "fill_diagonal", "put_along_axis",
-    "fill",
+    "fill", "finfo", "iinfo",
 }
 
 
