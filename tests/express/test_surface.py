@@ -279,3 +279,18 @@ def test_bad_input_is_clear_error(name):
         out = build()
         for v in out if isinstance(out, list) else [out]:
             v.read()
+
+
+@pytest.mark.parametrize("name", ["scatter_nd_updates_grad", "index_put_value_grad"])
+def test_gradient_of_gradient_ops(gradcheck, name):
+    # The gradient ops are linear in the incoming gradient; their own rules (used for
+    # second derivatives) are checked against finite differences too.
+    from mnn.express.graph import apply
+
+    idx = F.const(np.array([[1], [3], [1]], np.int32))
+    if name == "scatter_nd_updates_grad":
+        gradcheck(lambda g: apply(name, [g, idx])[0], [rng.standard_normal((5, 2))])
+    else:
+        spec = (("array",), ("slice", None, None, None))
+        gradcheck(lambda g: apply(name, [g, F.const(np.array([4, 0, 0, -1]))], spec=spec,
+                                  shape=(1, 3))[0], [rng.standard_normal((5, 3))])

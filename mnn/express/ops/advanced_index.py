@@ -286,6 +286,16 @@ def _ipvg_compute(arrays, spec, shape):
     return _sum_to_shape(picked, tuple(shape)).astype(g.dtype, copy=False)
 
 
-# Second-order gradients through assignments are not provided (grad=None: autodiff
-# raises, naming this op, if one is asked for).
-register(OpDef("index_put_value_grad", _ipvg_infer, _ipvg_compute))
+def _ipvg_grad(inputs, outputs, grads, spec, shape):
+    # The map g -> (last writer's g, summed back to v's shape) is linear; its adjoint
+    # writes h, broadcast, at the key into zeros with the last writer winning: index_put.
+    from .creation import zeros_like
+    from .elementwise import cast
+
+    g, h = inputs[0], grads[0]
+    h = cast(h, g.dtype) if h.dtype != g.dtype else h
+    return [apply("index_put", [zeros_like(g), h] + list(inputs[1:]), spec=spec)[0]] + \
+        [None] * (len(inputs) - 1)
+
+
+register(OpDef("index_put_value_grad", _ipvg_infer, _ipvg_compute, _ipvg_grad))

@@ -256,6 +256,11 @@ def _scatter_nd_updates_grad_compute(arrays):
     return np.where(won, g[key], np.zeros((), g.dtype))
 
 
-# No second-order rule (grad=None): autodiff raises naming this op if one is needed.
+def _scatter_nd_updates_grad_grad(inputs, outputs, grads):
+    # Linear in g; its adjoint writes h at the indices, the last writer winning: scatter_nd.
+    g, idx = inputs
+    return [apply("scatter_nd", [idx, grads[0]], shape=tuple(g.shape))[0], None]
+
+
 register(OpDef("scatter_nd_updates_grad", _scatter_nd_updates_grad_infer,
-               _scatter_nd_updates_grad_compute))
+               _scatter_nd_updates_grad_compute, _scatter_nd_updates_grad_grad))
