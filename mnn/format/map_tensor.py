@@ -792,3 +792,27 @@ def _encode_bitwise_not(ctx, expr):
         ctx.fail(expr, f"bitwise not of {x.dtype} has no MNN op (signed integers and bool do)")
     ones = ctx.const_tensor(np.asarray(-1, x.dtype), expr, "ones")
     ctx.emit(expr, "BinaryOp", "BinaryOp", {"opType": 25, "T": 3}, [x, ones])
+
+
+@decoder("ReverseSequence")
+def _decode_reverse_sequence(ctx, op, inputs):
+    ctx.n_inputs(op, inputs, 2)
+    p = ctx.param(op, "ReverseSequenceParam")
+    lens = inputs[1] if inputs[1].dtype == np.int32 else ew.cast(inputs[1], np.int32)
+    return _graph.apply(
+        "reverse_sequence",
+        [inputs[0], lens],
+        batch_dim=int(p["batchDim"]),
+        seq_dim=int(p["seqDim"]),
+    )
+
+
+@encoder("reverse_sequence")
+def _encode_reverse_sequence(ctx, expr):
+    ctx.emit(
+        expr,
+        "ReverseSequence",
+        "ReverseSequenceParam",
+        {"batchDim": int(expr.attrs["batch_dim"]), "seqDim": int(expr.attrs["seq_dim"])},
+        expr.inputs,
+    )

@@ -22,6 +22,9 @@ def _reduce(x, axes, mode, keepdims=1):
 
 
 CASES = {
+    "reverse_sequence": lambda x: g.apply(
+        "reverse_sequence", [x, _i32([3, 1])], batch_dim=0, seq_dim=1
+    )[0],
     "convert_nhwc": lambda x: F.convert(F.reshape(x, [1, 2, 4, 6]), F.NHWC) * 2.0,
     "convert_same": lambda x: F.convert(F.reshape(x, [1, 2, 4, 6]), F.NC4HW4) * 2.0,
     "hardsigmoid": lambda x: g.apply("hardsigmoid", [x], alpha=0.2, beta=0.5)[0],
