@@ -229,10 +229,19 @@ def sample(const uchar[:, ::1] src, Py_ssize_t iw, Py_ssize_t bpp, uchar[:, :, :
                     w10 = yf * (1 - xf)
                     w11 = xf * yf
                     o = &out[y, x, 0]
-                    for b in range(bpp):
-                        v = (w00 * r0[x0 * bpp + b] + w01 * r0[x1 * bpp + b]
-                             + w10 * r1[x0 * bpp + b] + w11 * r1[x1 * bpp + b])
-                        o[b] = round_u8(v)
+                    if bpp == 3:
+                        x0 = x0 * 3
+                        x1 = x1 * 3
+                        o[0] = round_u8(w00 * r0[x0] + w01 * r0[x1] + w10 * r1[x0] + w11 * r1[x1])
+                        o[1] = round_u8(w00 * r0[x0 + 1] + w01 * r0[x1 + 1]
+                                        + w10 * r1[x0 + 1] + w11 * r1[x1 + 1])
+                        o[2] = round_u8(w00 * r0[x0 + 2] + w01 * r0[x1 + 2]
+                                        + w10 * r1[x0 + 2] + w11 * r1[x1 + 2])
+                    else:
+                        for b in range(bpp):
+                            v = (w00 * r0[x0 * bpp + b] + w01 * r0[x1 * bpp + b]
+                                 + w10 * r1[x0 * bpp + b] + w11 * r1[x1 * bpp + b])
+                            o[b] = round_u8(v)
                 elif filt == 1:
                     x0 = <Py_ssize_t>qx
                     y0 = <Py_ssize_t>qy
