@@ -6,8 +6,8 @@ when it is a numpy array; ``imread`` and ``imdecode`` return a Var, as MNN's cv 
 Var works everywhere an array does (``np.asarray(var)``). Results keep the input's dtype
 (float in, float out), as cv2 does. Constants and keyword names are OpenCV's.
 """
-from . import (calib3d, codecs, color, constants, contours, drawing, filters, geometric, histogram, imgproc, misc,
-               morphology, structural, warp)
+from . import (calib3d, codecs, color, constants, contours, drawing, filters, geometric,
+               histogram, imgproc, misc, morphology, structural, warp)
 from .calib3d import *  # noqa: F401,F403 - each module's __all__ is the public surface
 from .codecs import *  # noqa: F401,F403
 from .color import *  # noqa: F401,F403
@@ -27,4 +27,5 @@ __all__ = (list(codecs.__all__) + list(color.__all__) + list(geometric.__all__)
            + list(warp.__all__) + list(imgproc.__all__) + list(filters.__all__)
            + list(morphology.__all__) + list(misc.__all__) + list(histogram.__all__)
            + list(structural.__all__) + list(calib3d.__all__) + list(drawing.__all__)
-           + list(contours.__all__))
+           + list(contours.__all__)
+           + [name for name in dir(constants) if not name.startswith("_")])

@@ -1,5 +1,4 @@
 """Helpers shared by the mnn.cv tests: generated images and cv2 comparisons."""
-import cv2
 import numpy as np
 
 import mnn.expr as F
@@ -34,6 +33,7 @@ def assert_close_u8(ours, theirs, tol=1, frac=1.0):
     assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
     diff = np.abs(ours.astype(np.int64) - theirs.astype(np.int64))
     if frac >= 1.0:
-        assert diff.max() <= tol, f"max diff {diff.max()} at {np.unravel_index(diff.argmax(), diff.shape)}"
+        where = np.unravel_index(diff.argmax(), diff.shape)
+        assert diff.max() <= tol, f"max diff {diff.max()} at {where}"
     else:
         assert np.mean(diff <= tol) >= frac, f"only {np.mean(diff <= tol):.4f} within {tol}"

@@ -5,7 +5,6 @@ import pytest
 
 import mnn.cv as cv
 import mnn.expr as F
-from cv_helpers import assert_close_u8, photo_like
 
 _BORDERS = [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT,
             cv2.BORDER_REFLECT_101]

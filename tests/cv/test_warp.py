@@ -5,7 +5,7 @@ import pytest
 
 import mnn.cv as cv
 import mnn.expr as F
-from cv_helpers import assert_close_u8, photo_like
+from cv_helpers import assert_close_u8
 
 _ROT = cv2.getRotationMatrix2D((60, 50), 15, 0.9)
 _HOMOG = np.array([[1.1, 0.1, -5], [0.05, 0.9, 3], [1e-3, 5e-4, 1]])
