@@ -46,6 +46,7 @@ def save(
     biz_code : str
         The ``bizCode`` recorded in the file.
     """
+    # Imported here: mnn.format builds on mnn.express, which imports this module.
     from ..format.writer import EncodeOptions, write_model
 
     if not isinstance(vars, dict):
