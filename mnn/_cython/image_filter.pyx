@@ -231,6 +231,13 @@ def bilateral(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
                     v2 = 0
                     d = v0 - c0 if v0 > c0 else c0 - v0
                 fi = d * color_scale
+                if not (fi < <double>(ncw - 1)):  # also catches NaN: never index with it
+                    wk = space_w[k] * color_w[ncw - 1]
+                    wsum = wsum + wk
+                    s0 = s0 + wk * v0
+                    s1 = s1 + wk * v1
+                    s2 = s2 + wk * v2
+                    continue
                 idx = <Py_ssize_t>fi
                 if idx >= ncw - 1:
                     wk = space_w[k] * color_w[ncw - 1]

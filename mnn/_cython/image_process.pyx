@@ -20,7 +20,9 @@ cdef enum:
 
 
 cdef inline double wrap_pos(double p, Py_ssize_t n) noexcept nogil:
-    return p - floor(p / n) * n
+    cdef double r = p - floor(p / n) * n
+    # Rounding (huge p) or NaN can leave [0, n): such positions read pixel 0.
+    return r if (r >= 0 and r < n) else 0.0
 
 
 cdef inline Py_ssize_t tap(Py_ssize_t i, Py_ssize_t n, int wrap) noexcept nogil:

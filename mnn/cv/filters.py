@@ -393,6 +393,8 @@ def bilateralFilter(src, d, sigmaColor, sigmaSpace, dst=None, borderType=C.BORDE
         color_w = np.exp(idx * idx * gauss_color).astype(np.float32)
         color_scale = 1.0
     else:
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("mnn.cv.bilateralFilter: the image has NaN or infinite values")
         lo, hi = float(arr.min()), float(arr.max())
         span = max(hi - lo, np.finfo(np.float32).eps) * cn
         bins = 2 ** 14

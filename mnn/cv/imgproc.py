@@ -80,7 +80,10 @@ class Matrix:
         vals = [float(v) for v in values]
         if len(vals) != 9:
             raise ValueError(f"mnn.cv.Matrix.write: needs 9 values, got {len(vals)}")
-        self._m = np.array(vals, dtype=np.float64).reshape(3, 3)
+        m = np.array(vals, dtype=np.float64).reshape(3, 3)
+        if not np.all(np.isfinite(m)):
+            raise ValueError(f"mnn.cv.Matrix.write: values must be finite, got {vals}")
+        self._m = m
 
     def get(self, index):
         """Value at flat index 0..8."""
@@ -88,6 +91,8 @@ class Matrix:
 
     def set(self, index, value):
         """Set the value at flat index 0..8."""
+        if not np.isfinite(float(value)):
+            raise ValueError(f"mnn.cv.Matrix.set: value must be finite, got {value}")
         flat = self._m.reshape(-1)
         flat[int(index)] = float(value)
 
@@ -134,7 +139,11 @@ class Matrix:
 
     def _f32(self):
         # MNN keeps float32 entries; round after every operation as it does.
-        self._m = self._m.astype(np.float32).astype(np.float64)
+        m = self._m.astype(np.float32).astype(np.float64)
+        if not np.all(np.isfinite(m)):
+            raise ValueError(f"mnn.cv.Matrix: the result has non-finite values: "
+                             f"{m.reshape(-1).tolist()}")
+        self._m = m
 
     def _apply(self, other, how):
         if how == "set":

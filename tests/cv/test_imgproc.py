@@ -250,3 +250,20 @@ def test_legacy_top_level_names():
         (MNN.CV_Wrap_ZERO, MNN.CV_Wrap_CLAMP_TO_EDGE, MNN.CV_Wrap_REPEAT)
     with pytest.raises(AttributeError):
         mnn.CV_NoSuchName  # noqa: B018
+
+
+def test_hostile_positions_stay_in_bounds():
+    # Huge translations with REPEAT and every filter: positions wrap into the image.
+    src = np.ascontiguousarray(_IMG4[..., :3])
+    for filt in (cv.CV_Filter_NEAREST, cv.CV_Filter_BILINEAL, cv.CV_Filter_BICUBIC):
+        for wrap in (cv.CV_Wrap_REPEAT, cv.CV_Wrap_ZERO, cv.CV_Wrap_CLAMP_TO_EDGE):
+            p = cv.ImageProcess(sourceFormat=1, destFormat=1, filterType=filt, wrap=wrap)
+            m = cv.Matrix()
+            m.setScale(3e20, -7e19)
+            m.postTranslate(1e30, -1e30)
+            p.setMatrix(m)
+            out = np.zeros((1, 8, 9, 3), np.float32)
+            p.convert(src, 131, 97, 0, out)
+            assert np.isfinite(out).all()
+    with pytest.raises(ValueError, match="finite"):
+        cv.Matrix().write([1, 0, float("nan"), 0, 1, 0, 0, 0, 1])
