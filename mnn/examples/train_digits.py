@@ -81,6 +81,7 @@ class LeNet(nn.Module):
         self.fc2 = nn.linear(64, 10)
 
     def forward(self, x):
+        """Logits ``[N, 10]`` of images ``[N, 1, 28, 28]``."""
         x = F.max_pool(F.relu(self.conv1(x)), [2, 2], [2, 2])
         x = F.max_pool(F.relu(self.conv2(x)), [2, 2], [2, 2])
         x = F.reshape(x, [0, -1])
@@ -143,6 +144,7 @@ def export(net, folder):
 
 
 def main(argv=None):
+    """Train, evaluate, export and reload; returns the three test accuracies."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=10)
     # One thread by default: this network's kernels are tiny (8 and 16 channels), so

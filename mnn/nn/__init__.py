@@ -16,4 +16,4 @@ from .recurrent import GRU, LSTM, gru, lstm
 __all__ = ["Module", "init", "loss", "linear", "dropout", "batch_norm", "layer_norm",
            "embedding", "trainable", "Linear", "Dropout", "BatchNorm", "LayerNorm",
            "Embedding", "conv", "conv_transpose", "Conv", "ConvTranspose", "lstm", "gru",
-           "LSTM", "GRU", "load_module_from_file", "load_module_from_buffer"]
+           "LSTM", "GRU", "load_module", "load_module_from_file", "load_module_from_buffer"]

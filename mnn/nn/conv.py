@@ -89,6 +89,7 @@ class Conv(_ConvBase):
         self.bias = trainable(init.constant([self.out_channels])) if bias else None
 
     def forward(self, x):
+        """``[N, in, H, W]`` to ``[N, out, OH, OW]``."""
         x = self._check_input(x)
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.group, self.padding_mode)
@@ -110,6 +111,7 @@ class ConvTranspose(_ConvBase):
         self.bias = trainable(init.constant([self.out_channels])) if bias else None
 
     def forward(self, x):
+        """``[N, in, H, W]`` to ``[N, out, OH, OW]`` (upsampled by the stride)."""
         x = self._check_input(x)
         return F.conv2d_transpose(x, self.weight, self.bias, self.stride, self.padding,
                                   self.dilation, self.group, self.padding_mode)

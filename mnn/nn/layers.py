@@ -42,6 +42,7 @@ class Linear(Module):
         self.bias = trainable(init.constant([1, self.out_channels])) if bias else None
 
     def forward(self, x):
+        """``[..., in]`` to ``[..., out]``."""
         x = F.to_var(x)
         if not x.shape or x.shape[-1] != self.in_channels:
             raise MnnError(f"mnn: linear({self.in_channels}, {self.out_channels}): input of "
@@ -80,6 +81,7 @@ class Dropout(Module):
         self.dropout_ratio = ratio
 
     def forward(self, x):
+        """``x`` with dropped elements zeroed (training) or unchanged (inference)."""
         x = F.to_var(x)
         if not self.is_training or self.dropout_ratio == 0.0:
             return x
@@ -121,6 +123,7 @@ class BatchNorm(Module):
         self.running_variance = F.const(init.constant(shape, 0.0))
 
     def forward(self, x):
+        """Normalised ``x`` (batch statistics in training, running ones in inference)."""
         x = F.to_var(x)
         shape = x.shape
         if len(shape) != self.dims or shape[1] != self.channels:
@@ -179,6 +182,7 @@ class LayerNorm(Module):
             self.weight = self.bias = None
 
     def forward(self, x):
+        """``x`` normalised over its trailing ``normalized_shape`` axes."""
         x = F.to_var(x)
         n = len(self.normalized_shape)
         if x.shape[-n:] != self.normalized_shape:
@@ -219,6 +223,7 @@ class Embedding(Module):
         self.weight = trainable(init.gaussian([self.num_embeddings, self.embedding_dim]))
 
     def forward(self, indices):
+        """The rows of ``weight`` at ``indices``: shape ``indices.shape + [dim]``."""
         indices = F.to_var(indices)
         if indices.dtype.kind not in "iu":
             raise MnnError(f"mnn: embedding needs integer indices, got {indices.dtype}")
