@@ -116,3 +116,20 @@ def col2im(const real_t[:, ::1] cols, real_t[:, :, ::1] x, Py_ssize_t kh, Py_ssi
                         else:
                             for ox in range(lo, hi):
                                 x[c, iy, ox * sw + off] += cols[row, base + ox]
+
+
+def bias_clamp(real_t[:, ::1] y, const real_t[::1] bias, double lo, double hi,
+               int nthreads=1):
+    """``y[o, :] = clip(y[o, :] + bias[o], lo, hi)`` in place (one pass after the GEMM;
+    infinite bounds clip nothing)."""
+    if bias.shape[0] != y.shape[0]:
+        raise ValueError("conv kernel: bias length must equal the output rows")
+    cdef Py_ssize_t O = y.shape[0], P = y.shape[1], o, p
+    cdef real_t b, v, lo_v = <real_t>lo, hi_v = <real_t>hi
+    with nogil:
+        for o in prange(O, num_threads=nthreads, schedule="static"):
+            b = bias[o]
+            for p in range(P):
+                v = y[o, p] + b
+                v = lo_v if v < lo_v else v
+                y[o, p] = hi_v if v > hi_v else v

@@ -129,8 +129,6 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
     if _use_winograd(x.shape, w.shape, strides, dilations, group):
         _winograd(x, w, bias, y, pads, nt, clamp)
         return y
-    # Start from the bias and accumulate the product onto it (beta = 1).
-    y[...] = bias[None, :, None, None]
     og = o // group
     w2 = w.reshape(o, cg * kh * kw)
     y3 = y.reshape(n, o, oh * ow)
@@ -146,10 +144,10 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
             src = cols
         for g in range(group):
             _gemm_k.gemm_split(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
-                               y3[i, g * og:(g + 1) * og], False, False, 1.0, 1.0, nt)
-        if clamp is not None:
-            # While this image's output is still in cache.
-            np.clip(y3[i], clamp[0], clamp[1], out=y3[i])
+                               y3[i, g * og:(g + 1) * og], False, False, 1.0, 0.0, nt)
+        # Bias and the fused activation in one pass, while this image's output is in cache.
+        lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
+        _conv_k.bias_clamp(y3[i], bias, lo, hi, nt)
     return y
 
 
