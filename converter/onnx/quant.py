@@ -1,0 +1,137 @@
+"""ONNX quantisation and miscellaneous handlers: QuantizeLinear, DequantizeLinear,
+DynamicQuantizeLinear, Det, GlobalLpPool, Unique, RandomUniform(Like), and the unary op
+names MNN's converter also accepts (Erfc, Erfinv, Expm1, Log1p, ATan)."""
+import numpy as np
+
+import mnn.express as F
+from mnn.express.ops.np_linalg import linalg_det
+from mnn.express.ops.np_sorting import unique as np_unique
+
+from .common import onnx_type, same_dtype_const
+from .registry import onnx_op
+
+_RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127),
+           np.dtype(np.int32): (-2**31, 2**31 - 1)}
+
+
+def _per_axis(ctx, v, x, axis):
+    """A 1-d scale/zero point reshaped to broadcast along ``axis`` of ``x``."""
+    shape = ctx.known_shape(v)
+    if shape is None or len(shape) == 0 or (len(shape) == 1 and shape[0] == 1):
+        return v
+    rank = len(ctx.known_shape(x))
+    axis = axis % rank
+    return F.reshape(v, [-1 if i == axis else 1 for i in range(rank)])
+
+
+@onnx_op("QuantizeLinear", since=10)
+def quantize_linear(ctx, x, y_scale, y_zero_point=None, axis=1, block_size=0,
+                    output_dtype=0, saturate=1, precision=0):
+    if block_size:
+        raise ctx.error("blocked quantisation is not supported")
+    if y_zero_point is not None:
+        out_dtype = y_zero_point.dtype
+    elif output_dtype:
+        out_dtype = onnx_type(ctx, output_dtype)
+    else:
+        out_dtype = np.dtype(np.uint8)
+    if out_dtype not in _RANGES:
+        raise ctx.error(f"quantising to {out_dtype} is not supported")
+    lo, hi = _RANGES[out_dtype]
+    scale = _per_axis(ctx, y_scale, x, axis)
+    q = F.round(F.divide(x, F.cast(scale, x.dtype)))  # round half to even, as ONNX
+    if y_zero_point is not None:
+        q = F.add(q, F.cast(_per_axis(ctx, y_zero_point, x, axis), x.dtype))
+    q = F.minimum(F.maximum(q, same_dtype_const(lo, q)), same_dtype_const(hi, q))
+    return F.cast(q, out_dtype)
+
+
+@onnx_op("DequantizeLinear", since=10)
+def dequantize_linear(ctx, x, x_scale, x_zero_point=None, axis=1, block_size=0,
+                      output_dtype=0):
+    if block_size:
+        raise ctx.error("blocked quantisation is not supported")
+    scale = _per_axis(ctx, x_scale, x, axis)
+    v = F.cast(x, np.int64)
+    if x_zero_point is not None:
+        v = F.subtract(v, F.cast(_per_axis(ctx, x_zero_point, x, axis), np.int64))
+    return F.multiply(F.cast(v, scale.dtype), scale)
+
+
+@onnx_op("DynamicQuantizeLinear", since=11)
+def dynamic_quantize_linear(ctx, x):
+    """uint8 quantisation over [min(x, 0), max(x, 0)] (ONNX's formula)."""
+    zero = same_dtype_const(0, x)
+    lo = F.minimum(F.reduce_min(x, [], False), zero)
+    hi = F.maximum(F.reduce_max(x, [], False), zero)
+    scale = F.divide(F.subtract(hi, lo), same_dtype_const(255, x))
+    zp = F.round(F.subtract(zero, F.divide(lo, scale)))
+    zp = F.minimum(F.maximum(zp, zero), same_dtype_const(255, x))
+    y = F.add(F.round(F.divide(x, scale)), zp)
+    y = F.minimum(F.maximum(y, zero), same_dtype_const(255, x))
+    return F.cast(y, np.uint8), scale, F.cast(zp, np.uint8)
+
+
+@onnx_op("Det", since=11)
+def det(ctx, X):  # noqa: N803
+    return linalg_det(X)
+
+
+@onnx_op("GlobalLpPool", since=2)
+def global_lp_pool(ctx, X, p=2):  # noqa: N803
+    rank = len(ctx.known_shape(X) or [])
+    if rank < 3:
+        raise ctx.static_needed("GlobalLpPool needs the input's rank")
+    axes = list(range(2, rank))
+    power = same_dtype_const(float(p), X)
+    total = F.reduce_sum(F.pow(F.abs(X), power), axes, True)
+    return F.pow(total, F.reciprocal(power))
+
+
+@onnx_op("Unique", since=11)
+def unique(ctx, X, axis=None, sorted=1):  # noqa: A002, N803 - the spec's names
+    values, first, inverse, counts = np_unique(X, axis, True, True, True, True)
+    first, inverse, counts = (F.cast(v, np.int64) for v in (first, inverse, counts))
+    if not sorted:
+        # Order of first occurrence: sort the unique entries by their first index.
+        order = F.sort(first, 0, arg=True)
+        rank = F.sort(order, 0, arg=True)  # old position -> new position
+        values = F.gather(values, order, 0 if axis is None else axis)
+        first = F.gather(first, order, 0)
+        counts = F.gather(counts, order, 0)
+        inverse = F.gather(F.cast(rank, np.int64), inverse, 0)
+    return values, first, inverse, counts
+
+
+@onnx_op("RandomUniform", since=1)
+def random_uniform(ctx, dtype=1, high=1.0, low=0.0, seed=None, shape=None):
+    if shape is None:
+        raise ctx.error("attribute 'shape' is required")
+    s = 0 if seed is None else int(seed)
+    return F.randomuniform(list(shape), onnx_type(ctx, dtype), low, high, 0, s)
+
+
+@onnx_op("RandomUniformLike", since=1)
+def random_uniform_like(ctx, input, dtype=None, high=1.0, low=0.0, seed=None):  # noqa: A002
+    shape = ctx.known_shape(input)
+    if shape is None:
+        raise ctx.static_needed("the input's shape must be known")
+    out = input.dtype if dtype is None else onnx_type(ctx, dtype)
+    s = 0 if seed is None else int(seed)
+    return F.randomuniform(shape, out, low, high, 0, s)
+
+
+def _alias(name, fn):
+    @onnx_op(name, since=1)
+    def handler(ctx, x):
+        return fn(x)
+
+    handler.__name__ = f"onnx_{name.lower()}"
+
+
+# Names MNN's ONNX converter accepts beside the standard ones.
+_alias("Erfc", F.erfc)
+_alias("Erfinv", F.erfinv)
+_alias("Expm1", F.expm1)
+_alias("Log1p", F.log1p)
+_alias("ATan", F.atan)
