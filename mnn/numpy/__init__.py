@@ -30,8 +30,11 @@ Where this differs from numpy, and why
   rebind it to the edited values (``Var.replace``), as MNN's ``Var.fill`` does: Vars
   built from it earlier see the new values too.
 - ``out=`` arguments are refused with a TypeError: Vars are values.
+- ``Var.sort``/``Var.partition``/``Var.put`` edit in place like numpy's methods (the
+  Var is rebound) and also return the Var, so MNN's ``b = a.sort()`` works too.
 - There is no complex dtype: ``sort_complex`` sorts real values, ``real_if_close``
-  returns its input.
+  returns its input, and ``linalg`` has no ``eig``/``eigvals`` (use ``eigh``).
+- Not supported, with a clear error: callable ``pad`` modes, weighted quantiles.
 - ``random`` draws from numpy's ``RandomState`` (so ``seed(s)`` reproduces
   ``numpy.random.RandomState(s)``) and ``randn`` is a true normal (MNN's is uniform).
 """
