@@ -97,6 +97,12 @@ def _apply1(name, inputs, **attrs):
     return _graph.apply(name, inputs, **attrs)
 
 
+def _static_kind(var):
+    """numpy dtype kind of ``var`` from its metadata, or None when only run time knows."""
+    dtype = var.expr.metas[var.index].dtype
+    return None if dtype is None else dtype.kind
+
+
 @decoder("BinaryOp")
 def _decode_binary(ctx, op, inputs):
     out = _decode_binary_op(ctx, op, inputs)
@@ -110,7 +116,11 @@ def _decode_binary_op(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2)
     code = ctx.param(op, "BinaryOp")["opType"]
     x, y = inputs
-    is_int = x.dtype.kind in "iub" and y.dtype.kind in "iub"
+    kinds = [_static_kind(v) for v in (x, y)]
+    if None in kinds:  # only run time knows: the file's element type says
+        is_int = ctx.param(op, "BinaryOp")["T"] in (3, 4, 5, 6, 9, 10)
+    else:
+        is_int = all(k in "iub" for k in kinds)
     if code in (3, 7):
         if is_int:
             if _op("onnx_trunc_div") is None:

@@ -73,20 +73,24 @@ def _decode_conv(ctx, op, inputs):
     p = ctx.param(op, "Convolution2D")
     c = dict(_COMMON_DEFAULTS, **(p.get("common") or {}))
     x = inputs[0]
-    if x.ndim != 4:
-        ctx.fail(op, f"input must be 4-D, got shape {x.shape}")
+    x_shape = x.expr.metas[x.index].shape  # None: only run time tells (after a loop)
+    if x_shape is not None and len(x_shape) != 4:
+        ctx.fail(op, f"input must be 4-D, got shape {list(x_shape)}")
     kh, kw, out_c, group = c["kernelY"], c["kernelX"], c["outputCount"], c["group"]
     if min(kh, kw, c["strideX"], c["strideY"], c["dilateX"], c["dilateY"], group) < 1:
         ctx.fail(op, f"kernel, stride, dilation and group must be positive: {c}")
+    in_c = x_shape[1] if x_shape is not None else int(c["inputCount"])
+    if in_c < 1:
+        ctx.fail(op, "the input channels are unknown (no inputCount, shape known only at run time)")
     if op["_type_name"] == "ConvolutionDepthwise":
-        group = x.shape[1]
+        group = in_c
     if len(inputs) >= 2:
         w, b = inputs[1], (inputs[2] if len(inputs) == 3 else None)
         out_c = w.shape[0]
     else:
         if out_c < 1:
             ctx.fail(op, f"outputCount {out_c} must be positive")
-        limit = out_c * x.shape[1] * kh * kw
+        limit = out_c * in_c * kh * kw
         weight, bias = quantize.conv_weights(ctx, op, p, out_c, limit)
         per_out = kh * kw * out_c
         if weight.size % per_out:

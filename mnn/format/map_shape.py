@@ -11,6 +11,7 @@ import numpy as np
 from ..express import graph as _graph
 from ..express.formats import NC4HW4, NCHW, NHWC
 from ..express.ops import creation, movement
+from ..express.ops import elementwise as ew
 from ..express.optable import all_ops
 from ..express.var import const, placeholder
 from .mapping import blob_to_array, datatype_of, decoder, dtype_of, encoder, file_dtype
@@ -252,6 +253,8 @@ def _decode_slice(ctx, op, inputs):
     p = ctx.param(op, "Slice")
     x = inputs[0]
     axis = int(p["axis"])
+    if x.expr.metas[x.index].shape is None:
+        return _runtime_split(ctx, op, x, axis, inputs)
     if not -x.ndim <= axis < x.ndim:
         ctx.fail(op, f"axis {axis} out of range for rank {x.ndim}")
     dim = x.shape[axis]
@@ -402,7 +405,7 @@ def _decode_rank(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1)
     shape = _static_shape(ctx, op, inputs[0])
     if shape is None:
-        ctx.fail(op, "the input's rank is only known at run time")
+        return _graph.apply("rank", [inputs[0]])
     return [const(np.asarray(len(shape), np.int32))]
 
 
@@ -411,7 +414,7 @@ def _decode_size(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1)
     shape = _static_shape(ctx, op, inputs[0])
     if shape is None:
-        ctx.fail(op, "the input's size is only known at run time")
+        return _graph.apply("size", [inputs[0]])
     return [const(np.asarray(int(np.prod(shape, dtype=np.int64)), np.int32))]
 
 
@@ -419,6 +422,12 @@ def _decode_size(ctx, op, inputs):
 def _decode_slice_tf(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 3)
     x = inputs[0]
+    if (
+        ctx.static(inputs[1]) is None
+        or ctx.static(inputs[2]) is None
+        or x.expr.metas[x.index].shape is None
+    ):
+        return [_runtime_slice_tf(x, inputs[1], inputs[2])]
     begin = [int(v) for v in np.ravel(ctx.need_static(op, inputs[1], "the begin"))]
     size = [int(v) for v in np.ravel(ctx.need_static(op, inputs[2], "the size"))]
     if len(begin) != x.ndim or len(size) != x.ndim:
@@ -439,3 +448,59 @@ def _decode_slice_tf(ctx, op, inputs):
     if "strided_slice" not in all_ops():
         ctx.fail(op, "slicing a run-time tensor needs the strided_slice op")
     return [x[tuple(index)]]
+
+
+def _runtime_slice_tf(x, begin, size):
+    """SliceTf with begin/size computed at run time, as ONNX's Slice: ``end = begin +
+    size``, or to the end where ``size`` is -1 (a negative begin counts from the end, as
+    both MNN and ONNX do)."""
+    from ..express.ops.selection import select
+
+    # (dtypes from metadata: they too may be known only at run time)
+    if begin.expr.metas[begin.index].dtype != np.int32:
+        begin = ew.cast(begin, np.int32)
+    if size.expr.metas[size.index].dtype != np.int32:
+        size = ew.cast(size, np.int32)
+    to_end = const(np.int32(np.iinfo(np.int32).max))
+    end = select(ew.equal(size, np.int32(-1)), to_end, ew.add(begin, size))
+    # A begin of -k with size k ends at 0: ONNX would read that as an empty slice.
+    end = select(
+        ew.logical_and(ew.less(begin, np.int32(0)), ew.greater_equal(end, np.int32(0))), to_end, end
+    )
+    return _graph.apply("onnx_slice", [x, begin, end])[0]
+
+
+def _runtime_split(ctx, op, x, axis, inputs):
+    """Slice of a tensor whose shape only run time tells (inside loop bodies): one ONNX
+    slice per output, with bounds from the sizes when the file gives them, else equal
+    parts of the axis' run-time length."""
+    n_out = len(op.get("outputIndexes") if op.get("outputIndexes") is not None else [])
+    if n_out < 1:
+        ctx.fail(op, "has no outputs")
+    sizes = None
+    if len(inputs) == 2:
+        sizes = [int(v) for v in np.ravel(ctx.need_static(op, inputs[1], "the split sizes"))]
+        if len(sizes) == 1 and n_out > 1:
+            sizes = sizes * n_out
+    axes = const(np.int32([axis]))
+    if sizes is not None:
+        if -1 in sizes or len(sizes) != n_out:
+            ctx.fail(op, f"split sizes {sizes} for {n_out} outputs of a run-time shape")
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
+        return [
+            _graph.apply(
+                "onnx_slice", [x, const(bounds[k : k + 1]), const(bounds[k + 1 : k + 2]), axes]
+            )[0]
+            for k in range(n_out)
+        ]
+    index = const(np.int32(axis))
+    if axis < 0:  # counted from the end: the rank is known only at run time too
+        index = ew.add(_graph.apply("rank", [x])[0], np.int32(axis))
+    dim = _graph.apply("gather", [_graph.apply("shape", [x])[0], index], axis=0)[0]
+    part = ew.floordiv(dim, np.int32(n_out))
+    outs = []
+    for k in range(n_out):
+        start = movement.reshape(ew.multiply(part, np.int32(k)), [1])
+        end = movement.reshape(ew.multiply(part, np.int32(k + 1)), [1])
+        outs.append(_graph.apply("onnx_slice", [x, start, end, axes])[0])
+    return outs

@@ -109,6 +109,8 @@ def _decode_strided_slice(ctx, op, inputs):
             key[a] = slice(max(min(s, big), -big), max(min(e, big), -big - 1), st)
         return [x[tuple(key)]]
     ctx.n_inputs(op, inputs, 4)
+    if any(ctx.static(v) is None for v in inputs[1:]):
+        return [_runtime_strided_slice(ctx, op, p, inputs)]
     attrs = {
         "begin": tuple(_static_ints(ctx, op, inputs[1], "begin")),
         "end": tuple(_static_ints(ctx, op, inputs[2], "end")),
@@ -117,6 +119,54 @@ def _decode_strided_slice(ctx, op, inputs):
     for ours, theirs in zip(_MASKS, _FILE_MASKS):
         attrs[ours] = int(p.get(theirs, 0))
     return _graph.apply("strided_slice", [x], **attrs)
+
+
+def _runtime_strided_slice(ctx, op, p, inputs):
+    """A TF strided slice whose begin/end are computed at run time, as ONNX's Slice over
+    the leading axes: masked bounds become the edges, shrunk axes take one element and
+    are squeezed. Strides must be constants here (they decide which edge is which)."""
+    from ..express.ops.selection import select
+    from ..express.var import const
+
+    x, begin, end, strides = inputs
+    if int(p.get("ellipsisMask", 0)) or int(p.get("newAxisMask", 0)):
+        ctx.fail(op, "ellipsis and new-axis masks need constant begin/end")
+    steps = ctx.static(strides)
+    if steps is None:
+        ctx.fail(op, "the strides must be constants")
+    steps = [int(v) for v in np.ravel(steps)]
+    n = len(steps)
+    big, small = np.iinfo(np.int32).max, np.iinfo(np.int32).min
+
+    def bits(mask):
+        return np.array([bool(int(mask) >> i & 1) for i in range(n)])
+
+    def as_i32(v):
+        return v if v.expr.metas[v.index].dtype == np.int32 else ew.cast(v, np.int32)
+
+    begin, end = as_i32(begin), as_i32(end)
+    begin_mask, end_mask = bits(p.get("beginMask", 0)), bits(p.get("endMask", 0))
+    shrink = bits(p.get("shrinkAxisMask", 0))
+    if begin_mask.any():
+        edge = np.int32([0 if s > 0 else big for s in steps])
+        begin = select(const(begin_mask), const(edge), begin)
+    if end_mask.any():
+        edge = np.int32([big if s > 0 else small for s in steps])
+        end = select(const(end_mask), const(edge), end)
+    if shrink.any():
+        # one element: [b, b + 1), or to the end when b is -1
+        after = select(
+            ew.equal(begin, np.int32(-1)),
+            const(np.full(n, big, np.int32)),
+            ew.add(begin, np.int32(1)),
+        )
+        end = select(const(shrink), after, end)
+    y = _graph.apply(
+        "onnx_slice", [x, begin, end, const(np.arange(n, dtype=np.int32)), const(np.int32(steps))]
+    )[0]
+    if shrink.any():
+        y = movement.squeeze(y, [int(i) for i in np.nonzero(shrink)[0]])
+    return y
 
 
 @encoder("strided_slice")
