@@ -24,7 +24,10 @@ def test_short_training_run_exports_and_reloads(tmp_path, capsys):
     acc, acc_params, acc_file = td.main(["--epochs", "2", "--quiet", "--threads", "1",
                                          "--out", str(tmp_path)])
     assert acc > 0.85
-    assert acc_params == acc and acc_file == acc
+    assert acc_params == acc  # same weights, same graph
+    # The loaded file runs through the compiled plan (other kernels, fused activations):
+    # rounding may flip one near-tie among the 359 test images.
+    assert abs(acc_file - acc) <= 1 / 359 + 1e-12
     out = capsys.readouterr().out
     assert "test accuracy" in out and "nn.load_module_from_file" in out
     # The exported file computes the network's logits.
