@@ -311,6 +311,9 @@ def _decode_pack(ctx, op, inputs):
 @decoder("BroadcastTo")
 def _decode_broadcast(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2)
+    if ctx.static(inputs[1]) is None or inputs[0].expr.metas[inputs[0].index].shape is None:
+        # Known only at run time: ONNX's Expand (the same two-way broadcast).
+        return _graph.apply("onnx_expand", list(inputs))
     shape = [int(d) for d in np.ravel(ctx.need_static(op, inputs[1], "the target shape"))]
     x = inputs[0]
     # ONNX Expand broadcasts both ways (a 1 in shape keeps x's dim).

@@ -16,6 +16,7 @@ import numpy as np
 from ..express import graph as _graph
 from ..express.ops import elementwise as ew
 from ..express.ops import movement
+from .errors import ModelFileError
 from .mapping import datatype_of, decoder, encoder
 
 __all__ = []
@@ -36,6 +37,9 @@ def _static_ints(ctx, op, var, what):
 def _decode_gather(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2, 3)
     x, idx = inputs[0], inputs[1]
+    if len(inputs) == 3 and ctx.static(inputs[2]) is None:
+        # The axis is computed at run time (after a loop): gather once it is known.
+        return _graph.apply("onnx_deferred", list(inputs), node=_RuntimeAxisGather())
     if len(inputs) == 3:
         axis = int(np.ravel(ctx.need_static(op, inputs[2], "the axis"))[0])
     elif op.get("main_type") == "Gather" and op.get("main") is not None:
@@ -52,6 +56,24 @@ def _decode_gather(ctx, op, inputs):
 
         idx = const(value.astype(np.int32))
     return _graph.apply("gather", [x, idx], axis=axis % x.ndim)
+
+
+class _RuntimeAxisGather:
+    """GatherV2 whose axis only run time knows, run through the ``onnx_deferred`` op
+    (one output; ``run`` gets the arrays ``[params, indices, axis]``)."""
+
+    n_outputs = 1
+
+    def run(self, arrays):
+        from ..express.var import const
+
+        x, idx, axis = arrays
+        axis = int(np.ravel(axis)[0])
+        if not -x.ndim <= axis < x.ndim:
+            raise ModelFileError(f"mnn: GatherV2: axis {axis} out of range for rank {x.ndim}")
+        axis %= x.ndim
+        idx = np.where(idx < 0, idx + x.shape[axis], idx).astype(np.int32)
+        return [_graph.apply("gather", [const(x), const(idx)], axis=axis)[0].read()]
 
 
 @encoder("gather")

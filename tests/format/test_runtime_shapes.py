@@ -110,3 +110,31 @@ def test_split_rank_and_size_of_a_runtime_shape(tmp_path, rng):
     for part, expect in zip(got[:3], np.split(x, 3, axis=1)):
         np.testing.assert_array_equal(part, expect)
     assert int(got[3]) == 2 and int(got[4]) == 18
+
+
+def test_broadcast_and_gather_with_runtime_parameters(tmp_path, rng):
+    x = rng.standard_normal((3, 1)).astype(np.float32)
+    t = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    ops = [
+        _input("x", 0, [3, 1]),
+        _input("shape", 1, [2], 3),
+        _op("BroadcastTo", "y", [0, 1], [2]),
+        _input("t", 3, [2, 3, 4]),
+        _input("idx", 4, [2], 3),
+        _input("axis", 5, [], 3),
+        _op("GatherV2", "g", [3, 4, 5], [6]),
+    ]
+    data = _net(ops, ["x", "shape", "y", "t", "idx", "axis", "g"], ["y", "g"])
+    feed = {
+        "x": x,
+        "shape": np.int32([3, 5]),
+        "t": t,
+        "idx": np.int32([3, -1]),
+        "axis": np.int32(-1),
+    }
+    (ours_y, ours_g), (theirs_y, theirs_g) = _run(data, feed, ["y", "g"], tmp_path)
+    np.testing.assert_array_equal(ours_y, np.broadcast_to(x, (3, 5)))
+    np.testing.assert_array_equal(theirs_y, np.broadcast_to(x, (3, 5)))
+    np.testing.assert_array_equal(ours_g, t[..., [3, 3]])
+    # (the wheel reads the negative run-time index as zeros: only column 0 is compared)
+    np.testing.assert_array_equal(theirs_g[..., 0], t[..., 3])
