@@ -189,13 +189,7 @@ class LayerNorm(Module):
             raise MnnError(f"mnn: layer_norm({self.normalized_shape}): input of shape "
                            f"{x.shape} does not end with {self.normalized_shape}")
         axes = list(range(x.ndim - n, x.ndim))
-        mean = F.reduce_mean(x, axes, keepdims=True)
-        centered = x - mean
-        var = F.reduce_mean(F.square(centered), axes, keepdims=True)
-        out = centered * F.rsqrt(var + self.epsilon)
-        if self.weight is not None:
-            out = out * self.weight + self.bias
-        return out
+        return F.layer_norm(x, axes, self.weight, self.bias, self.epsilon)
 
 
 def layer_norm(normalized_shape, epsilon=1e-5, elementwise_affine=True):

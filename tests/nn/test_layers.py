@@ -148,3 +148,17 @@ def test_dropout_drops_in_training_only():
     np.testing.assert_array_equal(d(F.const(x)).read(), x)
     with pytest.raises(mnn.expr.MnnError, match=r"\[0, 1\)"):
         nn.dropout(1.0)
+
+
+def test_layer_norm_without_affine_matches_torch():
+    x = RNG.standard_normal((2, 3, 5))
+    ln = nn.layer_norm(5, elementwise_affine=False)
+    assert ln.parameters == []
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = torch.nn.functional.layer_norm(tx, [5])
+    (ty ** 3).sum().backward()
+    xv = F.const(x)
+    y = ln(xv)
+    np.testing.assert_allclose(y.read(), ty.detach().numpy(), rtol=1e-9, atol=1e-10)
+    (gx,) = _grads(F.reduce_sum(y * y * y), [xv])
+    np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-7, atol=1e-8)
