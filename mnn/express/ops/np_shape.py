@@ -191,7 +191,15 @@ def _diag_compute(arrays, k):
 def _diag_grad(inputs, outputs, grads, k):
     if inputs[0].ndim == 1:
         return [diagonal(grads[0], k)]
-    return [None]
+    # Taking diagonal k of an (m, n) matrix: the gradient is g laid on diagonal k of an
+    # (m, n) zero matrix. diag(g, k) is square; crop and zero-pad it to (m, n).
+    from .padding import pad
+
+    m, n = inputs[0].shape
+    square = diag(grads[0], k)
+    s = square.shape[0]
+    cropped = square[:min(s, m), :min(s, n)]
+    return [pad(cropped, [[0, m - min(s, m)], [0, n - min(s, n)]])]
 
 
 register(OpDef("diag", _diag_infer, _diag_compute, _diag_grad))
