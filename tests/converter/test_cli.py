@@ -179,3 +179,14 @@ def test_dynamic_batch_stays_dynamic(cnn_model, tmp_path, capsys):
     cfg.write_text("input_names = x\ninput_dims = 2x3x8x8\n")
     assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", str(tmp_path / "d.mnn"),
                  "--inputConfigFile", str(cfg)]) == 0
+
+
+def test_json_dump_of_a_converted_model(cnn_model, tmp_path, capsys):
+    src = _save(cnn_model, tmp_path)
+    dst, js = str(tmp_path / "m.mnn"), str(tmp_path / "m.json")
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst, "--bizCode", "jj"]) == 0
+    assert main(["-f", "MNN", "--modelFile", dst, "--JsonFile", js]) == 0
+    with open(js) as fh:
+        net = json.load(fh)
+    assert net["bizCode"] == "jj"
+    assert "y" in net["outputName"]
