@@ -311,3 +311,81 @@ def warp(const pix_t[:, :, ::1] src, pix_t[:, :, ::1] dst, int mode, int fixed,
         free(iyb)
         free(wx)
         free(wy)
+
+
+def warp_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst, int mode,
+                   const double[::1] matrix, const float[:, ::1] fmapx,
+                   const float[:, ::1] fmapy, int border, const double[::1] bval,
+                   int nthreads):
+    """Bilinear uint8 warp at exact positions (the common case, kept small so the
+    compiler holds it in registers): same rules as ``warp`` with ksize 2, float maps."""
+    cdef Py_ssize_t h = src.shape[0], w = src.shape[1], cn = src.shape[2]
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], y, x, c, sx, sy, px, py, i, j
+    cdef double fx, fy, wgt, fl
+    cdef float ax, ay, t0, t1, v
+    cdef const uchar* s = &src[0, 0, 0]
+    cdef const uchar* p0
+    cdef const uchar* p1
+    cdef uchar* d
+    cdef const double* m = &matrix[0]
+    cdef const float* mx = &fmapx[0, 0]
+    cdef const float* my = &fmapy[0, 0]
+    cdef bint outside
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+        d = &dst[y, 0, 0]
+        for x in range(dw):
+            if mode == 0:
+                fx = m[0] * x + m[1] * y + m[2]
+                fy = m[3] * x + m[4] * y + m[5]
+            elif mode == 1:
+                wgt = m[6] * x + m[7] * y + m[8]
+                wgt = 1.0 / wgt if wgt != 0 else 0.0
+                fx = (m[0] * x + m[1] * y + m[2]) * wgt
+                fy = (m[3] * x + m[4] * y + m[5]) * wgt
+            else:
+                fx = mx[y * dw + x]
+                fy = my[y * dw + x]
+            fx = clamp_pos(fx)
+            fy = clamp_pos(fy)
+            fl = floor(fx)
+            sx = <Py_ssize_t>fl
+            ax = <float>(fx - fl)
+            fl = floor(fy)
+            sy = <Py_ssize_t>fl
+            ay = <float>(fy - fl)
+            if sx >= 0 and sy >= 0 and sx + 1 < w and sy + 1 < h:
+                p0 = s + (sy * w + sx) * cn
+                p1 = p0 + w * cn
+                for c in range(cn):
+                    t0 = <float>p0[c] + ax * (<float>p0[c + cn] - <float>p0[c])
+                    t1 = <float>p1[c] + ax * (<float>p1[c + cn] - <float>p1[c])
+                    v = t0 + ay * (t1 - t0)
+                    d[x * cn + c] = <uchar>(v + <float>0.5)
+                continue
+            outside = sx >= w or sy >= h or sx + 2 <= 0 or sy + 2 <= 0
+            if outside and border == BORDER_TRANSPARENT:
+                continue
+            if outside and border == BORDER_CONSTANT:
+                for c in range(cn):
+                    d[x * cn + c] = <uchar>bv_at(bval, c)
+                continue
+            for c in range(cn):
+                t0 = 0
+                for i in range(2):
+                    py = border_index(sy + i, h, border)
+                    t1 = 0
+                    for j in range(2):
+                        px = border_index(sx + j, w, border)
+                        if px < 0 or py < 0:
+                            v = <float>d[x * cn + c] if border == BORDER_TRANSPARENT \
+                                else <float>bv_at(bval, c)
+                        else:
+                            v = <float>s[(py * w + px) * cn + c]
+                        t1 = t1 + (ax if j == 1 else 1 - ax) * v
+                    t0 = t0 + (ay if i == 1 else 1 - ay) * t1
+                t0 = 0 if t0 < 0 else (255 if t0 > 255 else t0)
+                d[x * cn + c] = <uchar>(t0 + <float>0.5)
+
+
+cdef inline double bv_at(const double[::1] bval, Py_ssize_t c) noexcept nogil:
+    return bval[c if c < 4 else 3]
