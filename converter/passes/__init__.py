@@ -5,17 +5,19 @@
 - 0: nothing.
 - 1: constant folding (shape chains included: ``Shape``/``Gather``/``Concat`` over static
   shapes are already constants when built), BatchNormalization folded into the preceding
-  convolution, duplicate ops and duplicate constants merged.
+  convolution, relu/relu6 (and Clip(0, 6)) fused into the convolution before them,
+  duplicate ops and duplicate constants merged.
 - 2: the same (every rewrite here is exact for any input).
 
 Identity and inference-mode Dropout never reach the graph (the frontend returns their
 input), Clip(0, 6) becomes ``relu6`` and Relu ``relu`` when converted, and dead code does
 not exist in an express graph: only what the outputs reach is ever written.
 """
-from .rewrite import fold_constants, fold_conv_batchnorm, matmul_to_conv, merge_duplicates
+from .rewrite import (fold_constants, fold_conv_batchnorm, fuse_activations, matmul_to_conv,
+                      merge_duplicates)
 
-__all__ = ["optimize", "fold_constants", "fold_conv_batchnorm", "matmul_to_conv",
-           "merge_duplicates"]
+__all__ = ["optimize", "fold_constants", "fold_conv_batchnorm", "fuse_activations",
+           "matmul_to_conv", "merge_duplicates"]
 
 
 def optimize(outputs, level=1, keep_training=False, quantizing=False):
@@ -43,6 +45,7 @@ def optimize(outputs, level=1, keep_training=False, quantizing=False):
     stats["constants folded"] = fold_constants(outputs)
     if not keep_training:
         stats["batchnorms folded into conv"] = fold_conv_batchnorm(outputs)
+        stats["activations fused into conv"] = fuse_activations(outputs)
     if quantizing:
         stats["matmuls as 1x1 conv"] = matmul_to_conv(outputs)
     stats["duplicates merged"] = merge_duplicates(outputs)

@@ -174,3 +174,29 @@ def matmul_to_conv(outputs):
         expr.outputs[0].replace(flat)
         count += 1
     return count
+
+
+def fuse_activations(outputs):
+    """``relu`` (slope 0) or ``relu6`` (0, 6) whose input is a conv2d read by nothing else
+    becomes the conv2d's ``clamp`` (MNN's Convolution2DCommon relu/relu6 flags); returns
+    the number of fusions. Clip(0, 6) already arrives as relu6 from the frontend."""
+    count = 0
+    users = consumers(outputs)
+    for expr in topological(outputs):
+        if expr.op_type == "relu" and expr.attrs.get("slope", 0.0) == 0.0:
+            clamp = (0.0, float("inf"))
+        elif expr.op_type == "relu6" and (expr.attrs.get("min_value"),
+                                         expr.attrs.get("max_value")) == (0.0, 6.0):
+            clamp = (0.0, 6.0)
+        else:
+            continue
+        conv = expr.inputs[0].expr
+        if conv.op_type != "conv2d" or conv.attrs.get("clamp") is not None:
+            continue
+        if len(users.get(conv.id, [])) != 1:
+            continue
+        fused = apply("conv2d", list(conv.inputs), **dict(conv.attrs, clamp=clamp))[0]
+        fused.expr.name = expr.name
+        expr.outputs[0].replace(fused)
+        count += 1
+    return count

@@ -50,10 +50,13 @@ def test_batchnorm_is_folded_into_the_convolution(cnn_model, tmp_path, capsys):
     src = _save(cnn_model, tmp_path)
     dst = str(tmp_path / "m.mnn")
     assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst]) == 0
-    assert "batchnorms folded into conv 1" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "batchnorms folded into conv 1" in out
+    assert "activations fused into conv 1" in out
     assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
                  "--optimizeLevel", "0"]) == 0
-    assert "batchnorms folded" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "batchnorms folded" not in out and "activations fused" not in out
 
 
 def test_every_unsupported_op_is_listed(tmp_path):

@@ -79,3 +79,21 @@ def test_weight_quantised_mobilenet(exported, tmp_path, bits, bound):
     var_map = load_as_dict(quant)
     var_map["input"].write(feeds["input"])
     assert _rel(var_map["output"].read(), want) < bound
+
+
+def test_real_wheel_runs_our_mobilenet_file(exported, tmp_path):
+    # Interop: the real MNN wheel loads the converted (BN-folded, relu6-fused) file.
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        import MNN
+    feeds = _feeds("mobilenet_v2")
+    want = _reference(exported["mobilenet_v2"], feeds)
+    dst = str(tmp_path / "m.mnn")
+    assert main(["-f", "ONNX", "--modelFile", exported["mobilenet_v2"], "--MNNModel", dst]) == 0
+    module = MNN.nn.load_module_from_file(dst, ["input"], ["output"])
+    x = feeds["input"]
+    out = module.forward([MNN.expr.const(x, list(x.shape), MNN.expr.NCHW)])
+    got = np.array(out[0].read(), copy=True)
+    assert _rel(got, want) < 1e-4
