@@ -207,11 +207,15 @@ def rectangle(img, pt1, pt2=None, color=None, thickness=1, lineType=C.LINE_8, sh
               rec=None):
     """Draw an upright rectangle given two opposite corners (or ``rec=(x, y, w, h)``)."""
     arr = _target(img, "rectangle")
-    if pt2 is None or (color is None and len(np.atleast_1d(pt1)) == 4):
-        # cv2.rectangle(img, rec, color, ...) form.
-        x, y, w, h = (int(v) for v in pt1)
-        color = pt2 if color is None else color
+    if rec is not None or len(np.atleast_1d(pt1)) == 4:
+        # cv2.rectangle(img, rec, color, ...) form: rec = (x, y, w, h).
+        box = pt1 if rec is None else rec
+        if rec is None:
+            color, thickness = pt2, (thickness if color is None else color)
+        x, y, w, h = (int(v) for v in box)
         pt1, pt2 = (x, y), (x + w - 1, y + h - 1)
+    if color is None:
+        raise TypeError("mnn.cv.rectangle: color is required")
     t = _thickness(thickness, "rectangle")
     col = _color(color, arr)
     (x0, y0), (x1, y1) = _pt(pt1, shift), _pt(pt2, shift)

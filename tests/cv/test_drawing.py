@@ -21,6 +21,7 @@ CASES = [
     ("line_thick2", lambda m, im: m.line(im, (20, 100), (140, 10), (0, 255, 0), 2), 0.92),
     ("arrowedLine", lambda m, im: m.arrowedLine(im, (10, 10), (140, 90), (0, 0, 255), 2), 0.9),
     ("rectangle", lambda m, im: m.rectangle(im, (10, 20), (100, 90), (9, 99, 199), 3), 0.99),
+    ("rectangle_rec", lambda m, im: m.rectangle(im, (10, 20, 60, 50), (1, 2, 3), 2), 0.99),
     ("rectangle_filled", lambda m, im: m.rectangle(im, (10, 20), (100, 90), (9, 99, 199), -1),
      0.99),
     ("circle", lambda m, im: m.circle(im, (80, 60), 40, (255, 255, 0), 1), 0.99),
