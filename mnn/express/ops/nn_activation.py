@@ -199,10 +199,10 @@ def prelu(x, slopes):
     slopes : Var or sequence of float
         One value, or one per channel.
     """
-    x = to_var(x)
+    x, nhwc = nc.as_nchw(to_var(x))
     if not hasattr(slopes, "expr"):
         slopes = np.asarray(slopes, dtype=x.dtype).reshape(-1)
-    return apply("prelu", [x, to_var(slopes)])[0]
+    return nc.restore(apply("prelu", [x, to_var(slopes)])[0], nhwc)
 
 
 # ---------------------------------------------------------------------------------------

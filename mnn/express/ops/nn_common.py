@@ -164,3 +164,27 @@ def scratch(name, shape, dtype):
     if buf is None or buf.size < size:
         buf = pool[name] = np.empty(max(size, 64), np.uint8)
     return buf[:size].view(dtype).reshape(shape)
+
+
+def as_nchw(x):
+    """``(x as NCHW data, was_nhwc)``: a Var labelled NHWC (channels last) is transposed
+    to NCHW for the NCHW kernels, so an NHWC image is never read as if it were NCHW.
+    NCHW and NC4HW4 Vars pass unchanged (NC4HW4 is a label on NCHW data)."""
+    from ..formats import is_channels_last
+
+    if is_channels_last(x.data_format) and len(x.shape) >= 3:
+        from ..formats import NCHW
+        from .utility import convert
+
+        return convert(x, NCHW), True
+    return x, False
+
+
+def restore(y, was_nhwc):
+    """``y`` back in NHWC layout (and label) when the input was NHWC."""
+    if not was_nhwc:
+        return y
+    from ..formats import NHWC
+    from .utility import convert
+
+    return convert(y, NHWC)

@@ -412,7 +412,8 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
     Var
         ``(N, O, OH, OW)`` with ``OH = floor((H + pads - dilate*(KH-1) - 1) / stride) + 1``.
     """
-    inputs = [to_var(input), to_var(weight)]
+    x, nhwc = nc.as_nchw(to_var(input))
+    inputs = [x, to_var(weight)]
     if bias is not None:
         inputs.append(to_var(bias))
     if activation not in _ACTIVATIONS:
@@ -421,7 +422,7 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
     attrs = _conv_attrs(stride, padding, dilate, group, padding_mode)
     if activation is not None:
         attrs["clamp"] = _ACTIVATIONS[activation]
-    return apply("conv2d", inputs, **attrs)[0]
+    return nc.restore(apply("conv2d", inputs, **attrs)[0], nhwc)
 
 
 def conv2d_backprop_input(grad, weight, input_hw, stride=(1, 1), padding=(0, 0),
@@ -490,7 +491,7 @@ def conv2d_transpose(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
     Var
         ``(N, Cout, OH, OW)`` with ``OH = (H-1)*stride - pads + dilate*(KH-1) + 1 + out_pad``.
     """
-    x, w = to_var(input), to_var(weight)
+    (x, nhwc), w = nc.as_nchw(to_var(input)), to_var(weight)
     attrs = _conv_attrs(stride, padding, dilate, group, padding_mode)
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise OpError(f"conv2d_transpose: input {x.shape} and weight {w.shape} must be 4-D")
@@ -517,7 +518,7 @@ def conv2d_transpose(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
         if list(b.shape) != [y.shape[1]]:
             raise OpError(f"conv2d_transpose: bias shape {b.shape} must be [{y.shape[1]}]")
         y = add(y, reshape(b, [1, -1, 1, 1]))
-    return y
+    return nc.restore(y, nhwc)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilate=1, group=1,

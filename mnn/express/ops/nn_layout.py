@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import OpError
 from ..var import Var, to_var
+from . import nn_common as nc
 from .movement import reshape, transpose
 from .slicing import slice as _slice
 
@@ -23,7 +24,7 @@ def channel_shuffle(x, group):
         ``(N, C, ...)`` with C divisible by ``group``.
     group : int
     """
-    x = to_var(x)
+    x, nhwc = nc.as_nchw(to_var(x))
     shape = list(x.shape)
     group = int(group)
     if len(shape) < 2 or group < 1 or shape[1] % group != 0:
@@ -32,7 +33,7 @@ def channel_shuffle(x, group):
     rest = shape[2:]
     y = reshape(x, [shape[0], group, shape[1] // group] + rest)
     y = transpose(y, [0, 2, 1] + list(range(3, 3 + len(rest))))
-    return reshape(y, shape)
+    return nc.restore(reshape(y, shape), nhwc)
 
 
 def crop(x, size, axis, offset):

@@ -5,7 +5,8 @@ These are composites over primitive ops (reduce_mean, subtract, rsqrt, ...), so 
 gradients come from the primitives' rules and every function works on any float dtype;
 ``layer_norm`` is one fused op (attributes ``start`` (first normalized axis),
 ``epsilon``, ``has_gamma``, ``has_beta``) whose gradient is its composite definition's.
-Channel-wise parameters apply along axis 1 (NCHW; NC4HW4 Vars hold NCHW data).
+Channel-wise parameters apply along axis 1 (NCHW; NC4HW4 Vars hold NCHW data; Vars
+labelled NHWC are transposed in and out, so their channels are the last axis).
 """
 import numpy as np
 
@@ -13,6 +14,7 @@ from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
 from ..var import Var, to_var
+from . import nn_common as nc
 from .elementwise import add, multiply, rsqrt, square, subtract
 from .movement import reshape
 from .reduce import normalize_axes, reduce_mean, reduce_sum
@@ -89,7 +91,7 @@ def batch_norm(x, mean, variance, gamma=None, beta=None, epsilon=1e-5):
         ``C`` values each (gamma/beta optional).
     epsilon : float
     """
-    x = _float_var(x, "batch_norm")
+    x, nhwc = nc.as_nchw(_float_var(x, "batch_norm"))
     m = _param(mean, x, "batch_norm", "mean")
     v = _param(variance, x, "batch_norm", "variance")
     y = multiply(subtract(x, m), rsqrt(add(v, float(epsilon))))
@@ -97,7 +99,7 @@ def batch_norm(x, mean, variance, gamma=None, beta=None, epsilon=1e-5):
         y = multiply(y, _param(gamma, x, "batch_norm", "gamma"))
     if beta is not None:
         y = add(y, _param(beta, x, "batch_norm", "beta"))
-    return y
+    return nc.restore(y, nhwc)
 
 
 def scale(x, channels, scale, bias):
@@ -111,11 +113,11 @@ def scale(x, channels, scale, bias):
     scale, bias : sequence of float or Var
         ``channels`` values each.
     """
-    x = _float_var(x, "scale")
+    x, nhwc = nc.as_nchw(_float_var(x, "scale"))
     if len(x.shape) < 2 or x.shape[1] != int(channels):
         raise OpError(f"scale: input {x.shape} does not have {channels} channels")
-    return add(multiply(x, _param(scale, x, "scale", "scale")),
-               _param(bias, x, "scale", "bias"))
+    y = add(multiply(x, _param(scale, x, "scale", "scale")), _param(bias, x, "scale", "bias"))
+    return nc.restore(y, nhwc)
 
 
 def _normalized(x, axes, epsilon):
@@ -226,7 +228,7 @@ def layer_norm(x, axis=[-1], gamma=None, beta=None, epsilon=1e-5):  # noqa: B006
 def instance_norm(x, gamma=None, beta=None, epsilon=1e-5):
     """Instance normalization: each ``(n, c)`` plane over its spatial axes, then a
     per-channel affine (ONNX InstanceNormalization, torch ``instance_norm``)."""
-    x = _float_var(x, "instance_norm")
+    x, nhwc = nc.as_nchw(_float_var(x, "instance_norm"))
     if len(x.shape) < 3:
         raise OpError(f"instance_norm: needs (N, C, spatial...), got {x.shape}")
     y = _normalized(x, list(range(2, len(x.shape))), epsilon)
@@ -234,13 +236,13 @@ def instance_norm(x, gamma=None, beta=None, epsilon=1e-5):
         y = multiply(y, _param(gamma, x, "instance_norm", "gamma"))
     if beta is not None:
         y = add(y, _param(beta, x, "instance_norm", "beta"))
-    return y
+    return nc.restore(y, nhwc)
 
 
 def group_norm(x, groups, gamma=None, beta=None, epsilon=1e-5):
     """Group normalization: channels split in ``groups``, each normalized over its
     channels and spatial axes, then a per-channel affine (torch ``group_norm``)."""
-    x = _float_var(x, "group_norm")
+    x, nhwc = nc.as_nchw(_float_var(x, "group_norm"))
     shape = list(x.shape)
     groups = int(groups)
     if len(shape) < 2 or groups < 1 or shape[1] % groups != 0:
@@ -252,7 +254,7 @@ def group_norm(x, groups, gamma=None, beta=None, epsilon=1e-5):
         y = multiply(y, _param(gamma, x, "group_norm", "gamma"))
     if beta is not None:
         y = add(y, _param(beta, x, "group_norm", "beta"))
-    return y
+    return nc.restore(y, nhwc)
 
 
 def normalize(x, acrossSpatial, channelShared, eps, scale):
@@ -262,7 +264,7 @@ def normalize(x, acrossSpatial, channelShared, eps, scale):
     pixel (``acrossSpatial=0``) or over channels and pixels (``acrossSpatial=1``);
     ``scale`` has one value (``channelShared=1``) or one per channel.
     """
-    x = _float_var(x, "normalize")
+    x, nhwc = nc.as_nchw(_float_var(x, "normalize"))
     if len(x.shape) < 2:
         raise OpError(f"normalize: needs (N, C, ...), got {x.shape}")
     axes = list(range(1, len(x.shape))) if acrossSpatial else [1]
@@ -275,7 +277,7 @@ def normalize(x, acrossSpatial, channelShared, eps, scale):
             s = float(s[0])
     else:
         s = _param(s, x, "normalize", "scale")
-    return multiply(multiply(x, norm), s)
+    return nc.restore(multiply(multiply(x, norm), s), nhwc)
 
 
 
@@ -298,7 +300,7 @@ def lrn(x, size, alpha=1e-4, beta=0.75, bias=1.0):
     """
     from .nn_pool import avg_pool
 
-    x = _float_var(x, "lrn")
+    x, nhwc = nc.as_nchw(_float_var(x, "lrn"))
     shape = list(x.shape)
     size = int(size)
     if len(shape) < 3 or size < 1:
@@ -311,4 +313,4 @@ def lrn(x, size, alpha=1e-4, beta=0.75, bias=1.0):
     denom = add(multiply(reshape(window, shape), float(alpha)), float(bias))
     from .elementwise import pow as _pow
 
-    return multiply(x, _pow(denom, -float(beta)))
+    return nc.restore(multiply(x, _pow(denom, -float(beta))), nhwc)

@@ -273,8 +273,9 @@ def max_pool(x, kernel, stride=(1, 1), padding_mode=Padding_Mode.VALID, pads=(0,
     Var
         ``(N, C, OH, OW)``, ``OH = floor((H + pads - KH) / SH) + 1``.
     """
-    return apply("max_pool", [to_var(x)],
-                 **_regular_attrs(kernel, stride, padding_mode, pads, ceil_mode))[0]
+    x, nhwc = nc.as_nchw(to_var(x))
+    return nc.restore(apply("max_pool", [x], **_regular_attrs(kernel, stride, padding_mode,
+                                                             pads, ceil_mode))[0], nhwc)
 
 
 def avg_pool(x, kernel, stride=(1, 1), padding_mode=Padding_Mode.VALID, pads=(0, 0),
@@ -288,18 +289,21 @@ def avg_pool(x, kernel, stride=(1, 1), padding_mode=Padding_Mode.VALID, pads=(0,
         or only by the real pixels (ONNX's default).
     """
     attrs = _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode)
-    return apply("avg_pool", [to_var(x)], count_include_pad=bool(count_include_pad),
-                 **attrs)[0]
+    x, nhwc = nc.as_nchw(to_var(x))
+    return nc.restore(apply("avg_pool", [x], count_include_pad=bool(count_include_pad),
+                            **attrs)[0], nhwc)
 
 
 def global_max_pool(x):
     """Max over each whole ``(H, W)`` plane: ``(N, C, H, W) -> (N, C, 1, 1)``."""
-    return apply("max_pool", [to_var(x)], **_GLOBAL)[0]
+    x, nhwc = nc.as_nchw(to_var(x))
+    return nc.restore(apply("max_pool", [x], **_GLOBAL)[0], nhwc)
 
 
 def global_avg_pool(x):
     """Mean over each whole ``(H, W)`` plane: ``(N, C, H, W) -> (N, C, 1, 1)``."""
-    return apply("avg_pool", [to_var(x)], count_include_pad=False, **_GLOBAL)[0]
+    x, nhwc = nc.as_nchw(to_var(x))
+    return nc.restore(apply("avg_pool", [x], count_include_pad=False, **_GLOBAL)[0], nhwc)
 
 
 def _adaptive_attrs(output_size):
@@ -314,13 +318,15 @@ def _adaptive_attrs(output_size):
 
 def adaptive_max_pool(x, output_size):
     """Adaptive max pooling to ``output_size`` ``(oh, ow)`` (height first, as torch)."""
-    return apply("max_pool", [to_var(x)], **_adaptive_attrs(output_size))[0]
+    x, nhwc = nc.as_nchw(to_var(x))
+    return nc.restore(apply("max_pool", [x], **_adaptive_attrs(output_size))[0], nhwc)
 
 
 def adaptive_avg_pool(x, output_size):
     """Adaptive average pooling to ``output_size`` ``(oh, ow)`` (height first, as torch)."""
-    return apply("avg_pool", [to_var(x)], count_include_pad=False,
-                 **_adaptive_attrs(output_size))[0]
+    x, nhwc = nc.as_nchw(to_var(x))
+    return nc.restore(apply("avg_pool", [x], count_include_pad=False,
+                            **_adaptive_attrs(output_size))[0], nhwc)
 
 
 def lp_pool(x, kernel, stride=(1, 1), p=2.0, padding_mode=Padding_Mode.VALID, pads=(0, 0)):
@@ -333,7 +339,7 @@ def lp_pool(x, kernel, stride=(1, 1), p=2.0, padding_mode=Padding_Mode.VALID, pa
     from .elementwise import multiply
     from .elementwise import pow as _pow
 
-    x = to_var(x)
+    x, nhwc = nc.as_nchw(to_var(x))
     p = float(p)
     if p <= 0:
         raise OpError(f"lp_pool: p must be positive, got {p}")
@@ -341,4 +347,4 @@ def lp_pool(x, kernel, stride=(1, 1), p=2.0, padding_mode=Padding_Mode.VALID, pa
     kh, kw = attrs["kernel"]
     powered = _pow(_abs(x), p)
     mean = apply("avg_pool", [powered], count_include_pad=True, **attrs)[0]
-    return _pow(multiply(mean, float(kh * kw)), 1.0 / p)
+    return nc.restore(_pow(multiply(mean, float(kh * kw)), 1.0 / p), nhwc)

@@ -23,6 +23,7 @@ from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
+from . import nn_common as nc
 
 __all__ = ["interpolate", "resize"]
 
@@ -204,7 +205,7 @@ def interpolate(x, output_size=None, scales=None, mode="linear",
     exclude_outside : bool
         Cubic taps outside the image get weight 0 (the others renormalized).
     """
-    x = to_var(x)
+    x, nhwc = nc.as_nchw(to_var(x))
     if mode not in _MODES:
         raise OpError(f"interpolate: mode must be one of {', '.join(_MODES)}, got {mode!r}")
     if scales is not None:
@@ -219,9 +220,10 @@ def interpolate(x, output_size=None, scales=None, mode="linear",
     out_hw = tuple(int(v) for v in output_size)
     if len(out_hw) != 2:
         raise OpError(f"interpolate: output_size must be (OH, OW), got {list(output_size)}")
-    return apply("resize", [x], out_hw=out_hw, scales=scales, mode=_MODES[mode],
-                 coord=str(coordinate_transformation_mode), nearest_mode=str(nearest_mode),
-                 cubic_a=float(cubic_coeff_a), exclude_outside=bool(exclude_outside))[0]
+    y = apply("resize", [x], out_hw=out_hw, scales=scales, mode=_MODES[mode],
+              coord=str(coordinate_transformation_mode), nearest_mode=str(nearest_mode),
+              cubic_a=float(cubic_coeff_a), exclude_outside=bool(exclude_outside))[0]
+    return nc.restore(y, nhwc)
 
 
 def resize(x, x_scale, y_scale):
@@ -231,6 +233,6 @@ def resize(x, x_scale, y_scale):
     x = to_var(x)
     if len(x.shape) < 2:
         raise OpError(f"resize: needs at least 2-D input, got {x.shape}")
-    out_hw = (int(np.floor(x.shape[-2] * float(y_scale))),
-              int(np.floor(x.shape[-1] * float(x_scale))))
+    h, w = nc.as_nchw(x)[0].shape[-2:]
+    out_hw = (int(np.floor(h * float(y_scale))), int(np.floor(w * float(x_scale))))
     return interpolate(x, out_hw, None, "linear", "asymmetric")

@@ -25,6 +25,7 @@ from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
+from . import nn_common as nc
 
 __all__ = ["crop_and_resize", "roi_align", "roi_pooling"]
 
@@ -147,15 +148,16 @@ def roi_align(input, roi, pooled_height, pooled_width, spatial_scale,
     from .movement import squeeze
     from .slicing import slice as _slice
 
-    x, roi = to_var(input), to_var(roi)
+    (x, nhwc), roi = nc.as_nchw(to_var(input)), to_var(roi)
     if len(roi.shape) != 2 or roi.shape[1] != 5:
         raise OpError(f"roi_align: roi must be (R, 5) [batch, x1, y1, x2, y2], got {roi.shape}")
     batch = cast(squeeze(_slice(roi, [0, 0], [-1, 1]), [1]), np.int32)
     boxes = _slice(roi, [0, 1], [-1, 4])
     mode = "max" if int(pooling_mode) == Pooling_Mode.MAXPOOL else "avg"
-    return apply("roi_align", [x, boxes, batch], out_hw=(int(pooled_height), int(pooled_width)),
-                 spatial_scale=float(spatial_scale), sampling_ratio=int(sampling_ratio),
-                 aligned=bool(aligned), mode=mode)[0]
+    y = apply("roi_align", [x, boxes, batch], out_hw=(int(pooled_height), int(pooled_width)),
+              spatial_scale=float(spatial_scale), sampling_ratio=int(sampling_ratio),
+              aligned=bool(aligned), mode=mode)[0]
+    return nc.restore(y, nhwc)
 
 
 # ---------------------------------------------------------------------------------------
@@ -213,9 +215,10 @@ def roi_pooling(input, roi, pooled_height, pooled_width, spatial_scale):
     pooled_height, pooled_width : int
     spatial_scale : float
     """
-    return apply("roi_pooling", [to_var(input), to_var(roi)],
-                 out_hw=(int(pooled_height), int(pooled_width)),
-                 spatial_scale=float(spatial_scale))[0]
+    x, nhwc = nc.as_nchw(to_var(input))
+    y = apply("roi_pooling", [x, to_var(roi)], out_hw=(int(pooled_height), int(pooled_width)),
+              spatial_scale=float(spatial_scale))[0]
+    return nc.restore(y, nhwc)
 
 
 # ---------------------------------------------------------------------------------------
@@ -303,6 +306,7 @@ def crop_and_resize(x, boxes, box_ind, crop_size, method=Interp_Method.BILINEAR,
     if len(crop_hw) != 2:
         raise OpError(f"crop_and_resize: crop_size must be (h, w), got {crop_hw}")
     name = "nearest" if int(method) == Interp_Method.NEAREST else "bilinear"
-    return apply("crop_and_resize", [to_var(x), to_var(boxes), to_var(box_ind)],
-                 crop_hw=crop_hw, method=name,
-                 extrapolation_value=float(extrapolation_value))[0]
+    x, nhwc = nc.as_nchw(to_var(x))
+    y = apply("crop_and_resize", [x, to_var(boxes), to_var(box_ind)], crop_hw=crop_hw,
+              method=name, extrapolation_value=float(extrapolation_value))[0]
+    return nc.restore(y, nhwc)

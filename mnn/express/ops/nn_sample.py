@@ -16,6 +16,7 @@ from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
+from . import nn_common as nc
 
 __all__ = ["grid_sample"]
 
@@ -182,5 +183,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",
     Var
         ``(N, C, OH, OW)``.
     """
-    return apply("grid_sample", [to_var(input), to_var(grid)], mode=str(mode),
-                 padding_mode=str(padding_mode), align_corners=bool(align_corners))[0]
+    x, nhwc = nc.as_nchw(to_var(input))
+    y = apply("grid_sample", [x, to_var(grid)], mode=str(mode),
+              padding_mode=str(padding_mode), align_corners=bool(align_corners))[0]
+    return nc.restore(y, nhwc)
