@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "converter"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from models import MODELS, example_inputs, export  # noqa: E402
+from models import export
 
 # 224x224 for the image models, as the wheel's numbers in the issue use.
 SHAPES = {"mobilenet_v2": (1, 3, 224, 224), "resnet18": (1, 3, 224, 224),
@@ -111,12 +111,12 @@ def main():
         ours, theirs = os.path.join(folder, f"{name}_ours.mnn"), \
             os.path.join(folder, f"{name}_wheel.mnn")
         try:
-            t_ours = _median_time(lambda: _our_convert(src, ours), args.repeat)
+            t_ours = _median_time(lambda: _our_convert(src, ours), args.repeat)  # noqa: B023
             s_ours = os.path.getsize(ours) / 1e6
         except RuntimeError as exc:
             print(f"{name:14s} ours failed: {exc}")
             continue
-        t_wheel = _median_time(lambda: _wheel_convert(src, theirs), args.repeat)
+        t_wheel = _median_time(lambda: _wheel_convert(src, theirs), args.repeat)  # noqa: B023
         s_wheel = os.path.getsize(theirs) / 1e6
         print(f"{name:14s} {t_ours:8.2f} {t_wheel:8.2f} {t_ours / t_wheel:6.2f} "
               f"{s_ours:8.2f} {s_wheel:9.2f} {s_ours / s_wheel:6.2f}")

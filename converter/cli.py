@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["main", "build_parser", "convert"]
+__all__ = ["build_parser", "convert", "main"]
 
 
 class CliError(Exception):

@@ -14,28 +14,21 @@ import warnings
 
 import numpy as np
 
-__all__ = ["load_cases", "run_case", "run_suite", "case_op", "in_focus", "uses_control_flow",
-           "FOCUS_OPS",
-           "CONTROL_FLOW_OPS"]
+__all__ = [
+    "CONTROL_FLOW_OPS",
+    "FOCUS_OPS",
+    "case_op",
+    "in_focus",
+    "load_cases",
+    "run_case",
+    "run_suite",
+    "uses_control_flow",
+]
 
 RTOL, ATOL = 1e-3, 1e-7
 
 #: ONNX ops a CNN / transformer / control-flow runtime needs.
-FOCUS_OPS = frozenset("""
-Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh AveragePool BatchNormalization
-Cast CastLike Ceil Celu Clip Concat Constant ConstantOfShape Conv ConvTranspose Cos Cosh
-CumSum DepthToSpace Div Dropout Einsum Elu Equal Erf Exp Expand Flatten Floor Gather
-GatherElements GatherND Gelu Gemm GlobalAveragePool GlobalMaxPool Greater GreaterOrEqual
-GroupNormalization GRU HardSigmoid HardSwish Hardmax Identity If InstanceNormalization
-LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax Loop LRN LSTM MatMul Max MaxPool
-Mean Min Mish Mod Mul Neg Not NonZero OneHot Or Pad Pow PRelu Range Reciprocal ReduceL1
-ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum
-ReduceSumSquare Relu Reshape Resize RNN Round Scan ScatterElements ScatterND Selu Shape
-Sigmoid Sign Sin Sinh Size Slice Softmax Softplus Softsign SpaceToDepth Split Sqrt Squeeze
-Sub Sum Tan Tanh ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze Where Xor
-SequenceAt SequenceConstruct SequenceEmpty SequenceErase SequenceInsert SequenceLength
-SplitToSequence ConcatFromSequence
-""".split())
+FOCUS_OPS = frozenset(["Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh", "AveragePool", "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Concat", "Constant", "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "GatherND", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "GroupNormalization", "GRU", "HardSigmoid", "HardSwish", "Hardmax", "Identity", "If", "InstanceNormalization", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "Loop", "LRN", "LSTM", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "NonZero", "OneHot", "Or", "Pad", "Pow", "PRelu", "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "RNN", "Round", "Scan", "ScatterElements", "ScatterND", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose", "Trilu", "Unsqueeze", "Where", "Xor", "SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength", "SplitToSequence", "ConcatFromSequence"])
 
 CONTROL_FLOW_OPS = frozenset(["If", "Loop", "Scan"])
 
@@ -77,7 +70,7 @@ def case_op(case):
     for op in FOCUS_OPS | CONTROL_FLOW_OPS:
         if op.lower() == head:
             return op
-    return sorted(ops)[0]
+    return min(ops)
 
 
 def _as_array(value):
@@ -311,8 +304,7 @@ def main(argv=None):
     _report(results, verbose=args.verbose)
     if args.passes_file:
         with open(args.passes_file, "w") as fh:
-            for name in sorted(n for n, r in results.items() if r[2] is None):
-                fh.write(name + "\n")
+            fh.writelines(name + "\n" for name in sorted(n for n, r in results.items() if r[2] is None))
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def if_op(ctx, cond, then_branch=None, else_branch=None):
 
 
 @onnx_op("Loop", since=1)
-def loop_op(ctx, M=None, cond=None, *v_initial, body=None):  # noqa: N803 - the spec's name
+def loop_op(ctx, M=None, cond=None, *v_initial, body=None):
     if body is None:
         raise ctx.error("attribute 'body' is required")
     if len(body.input) != 2 + len(v_initial):
@@ -91,7 +91,7 @@ def loop_op(ctx, M=None, cond=None, *v_initial, body=None):  # noqa: N803 - the 
     return results[:n] + results[n + len(caps):]
 
 
-def _unrolled_loop(ctx, M, cond, v_initial, body):  # noqa: N803
+def _unrolled_loop(ctx, M, cond, v_initial, body):
     """A Loop carrying a sequence (a list fixed at conversion time) is unrolled: its trip
     count and every iteration's condition must then be constants."""
     trip = None if M is None else ctx.value(M)
@@ -144,7 +144,7 @@ def scan_batched(ctx, sequence_lens, *inputs, body=None, num_scan_inputs=None,
         raise ctx.error("attributes 'body' and 'num_scan_inputs' are required")
     m = int(num_scan_inputs)
     _check_tensors(ctx, inputs, "a scan input")
-    states, scans = list(inputs[:len(inputs) - m]), list(inputs[len(inputs) - m:])
+    states = list(inputs[:len(inputs) - m])
     shapes = [ctx.known_shape(x) for x in inputs]
     if any(s is None for s in shapes):
         raise ctx.error("the shapes of the scan inputs must be known")

@@ -44,7 +44,7 @@ def non_max_suppression(ctx, boxes, scores, max_output_boxes_per_class=None,
 
 
 @onnx_op("RoiAlign", since=10)
-def roi_align(ctx, X, rois, batch_indices, coordinate_transformation_mode="half_pixel",  # noqa: N803
+def roi_align(ctx, X, rois, batch_indices, coordinate_transformation_mode="half_pixel",
               mode="avg", output_height=1, output_width=1, sampling_ratio=0,
               spatial_scale=1.0):
     if mode not in ("avg", "max"):
@@ -60,7 +60,7 @@ def roi_align(ctx, X, rois, batch_indices, coordinate_transformation_mode="half_
 
 
 @onnx_op("GridSample", since=16)
-def grid_sample(ctx, X, grid, align_corners=0, mode="linear", padding_mode="zeros"):  # noqa: N803
+def grid_sample(ctx, X, grid, align_corners=0, mode="linear", padding_mode="zeros"):
     modes = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest"}
     if mode not in modes:
         raise ctx.error(f"mode {mode!r} is not supported (linear, nearest)")

@@ -19,8 +19,15 @@ from . import ops as _ops  # noqa: F401 - registers every handler
 from .registry import find_handler
 from .values import EMPTY, Sequence
 
-__all__ = ["ConvertError", "UnsupportedOpsError", "OnnxGraph", "load_onnx", "convert_graph",
-           "NodeContext", "onnx_dtype_to_numpy"]
+__all__ = [
+    "ConvertError",
+    "NodeContext",
+    "OnnxGraph",
+    "UnsupportedOpsError",
+    "convert_graph",
+    "load_onnx",
+    "onnx_dtype_to_numpy",
+]
 
 
 class ConvertError(MnnError):

@@ -3,7 +3,6 @@ import numpy as np
 
 import mnn.express as F
 
-from .common import same_dtype_const
 from .registry import onnx_op
 
 
@@ -36,7 +35,7 @@ def _nll(ctx, log_prob, target, weight, reduction, ignore_index):
 
 
 @onnx_op("NegativeLogLikelihoodLoss", since=12)
-def nll_loss(ctx, input, target, weight=None, ignore_index=None,  # noqa: A002
+def nll_loss(ctx, input, target, weight=None, ignore_index=None,
              reduction="mean"):
     return _nll(ctx, input, target, weight, reduction, ignore_index)
 

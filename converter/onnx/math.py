@@ -170,7 +170,7 @@ def matmul(ctx, a, b):
 
 
 @onnx_op("Gemm", since=7)
-def gemm(ctx, a, b, c=None, alpha=1.0, beta=1.0, transA=0, transB=0):  # noqa: N803
+def gemm(ctx, a, b, c=None, alpha=1.0, beta=1.0, transA=0, transB=0):
     out = F.matmul(a, b, bool(transA), bool(transB))
     if alpha != 1.0:
         out = F.multiply(out, same_dtype_const(alpha, out))

@@ -68,7 +68,7 @@ def _lift_pads_1d(pads):
 
 
 @onnx_op("Conv", since=1)
-def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,  # noqa: N803
+def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
          kernel_shape=None, pads=None, strides=None):
     xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
     n = len(xs) - 2
@@ -89,7 +89,7 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,  # noqa:
 
 
 @onnx_op("ConvTranspose", since=1)
-def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,  # noqa: N803
+def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
                    kernel_shape=None, output_padding=None, output_shape=None, pads=None,
                    strides=None):
     xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
@@ -177,7 +177,7 @@ def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations):
 
 
 @onnx_op("MaxPool", since=1)
-def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,  # noqa: N803
+def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
              kernel_shape=None, pads=None, storage_order=0, strides=None):
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
         raise ctx.error("the Indices output of MaxPool is not supported")
@@ -193,7 +193,7 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,  # noqa: N8
 
 
 @onnx_op("AveragePool", since=1)
-def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,  # noqa: N803
+def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
     X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
     y = F.avg_pool(X, ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
@@ -202,7 +202,7 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,  #
 
 
 @onnx_op("LpPool", since=2)
-def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,  # noqa: N803
+def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
             p=2, pads=None, strides=None):
     if ceil_mode:
         raise ctx.error("ceil_mode is not supported in LpPool")
@@ -223,31 +223,31 @@ def _global(ctx, X, reduce):
 
 
 @onnx_op("GlobalMaxPool", since=1)
-def global_max_pool(ctx, X):  # noqa: N803
+def global_max_pool(ctx, X):
     return _global(ctx, X, "max")
 
 
 @onnx_op("GlobalAveragePool", since=1)
-def global_average_pool(ctx, X):  # noqa: N803
+def global_average_pool(ctx, X):
     return _global(ctx, X, "mean")
 
 
 # -- activations --------------------------------------------------------------------------
 
 @onnx_op("Relu", since=6)
-def relu(ctx, X):  # noqa: N803
+def relu(ctx, X):
     if X.dtype.kind != "f":
         return F.maximum(X, same_dtype_const(0, X))
     return F.relu(X)
 
 
 @onnx_op("LeakyRelu", since=6)
-def leaky_relu(ctx, X, alpha=0.01):  # noqa: N803
+def leaky_relu(ctx, X, alpha=0.01):
     return F.relu(X, float(alpha))
 
 
 @onnx_op("PRelu", since=7)
-def prelu(ctx, X, slope):  # noqa: N803
+def prelu(ctx, X, slope):
     shape, sshape = _shape(ctx, X), _shape(ctx, slope, "slope")
     if len(shape) >= 2 and int(np.prod(sshape)) in (1, shape[1]) and \
             all(d == 1 for i, d in enumerate(sshape) if len(sshape) - i != len(shape) - 1):
@@ -257,61 +257,61 @@ def prelu(ctx, X, slope):  # noqa: N803
 
 
 @onnx_op("Elu", since=6)
-def elu(ctx, X, alpha=1.0):  # noqa: N803
+def elu(ctx, X, alpha=1.0):
     return F.elu(X, float(alpha))
 
 
 @onnx_op("Selu", since=6)
-def selu(ctx, X, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875):  # noqa: N803
+def selu(ctx, X, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875):
     return F.selu(X, float(gamma), float(alpha))
 
 
 @onnx_op("Celu", since=12)
-def celu(ctx, X, alpha=1.0):  # noqa: N803
+def celu(ctx, X, alpha=1.0):
     # celu(x) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) = alpha * elu(x / alpha)
     a = same_dtype_const(alpha, X)
     return F.multiply(a, F.elu(F.divide(X, a), 1.0))
 
 
 @onnx_op("HardSigmoid", since=6)
-def hard_sigmoid(ctx, X, alpha=0.2, beta=0.5):  # noqa: N803
+def hard_sigmoid(ctx, X, alpha=0.2, beta=0.5):
     return F.hardsigmoid(X, float(alpha), float(beta))
 
 
 @onnx_op("HardSwish", since=14)
-def hard_swish(ctx, X):  # noqa: N803
+def hard_swish(ctx, X):
     return F.hardswish(X)
 
 
 @onnx_op("Softplus", since=1)
-def softplus(ctx, X):  # noqa: N803
+def softplus(ctx, X):
     return F.softplus(X)
 
 
 @onnx_op("Softsign", since=1)
-def softsign(ctx, X):  # noqa: N803
+def softsign(ctx, X):
     return F.softsign(X)
 
 
 @onnx_op("ThresholdedRelu", since=10)
-def thresholded_relu(ctx, X, alpha=1.0):  # noqa: N803
+def thresholded_relu(ctx, X, alpha=1.0):
     return F.select(F.greater(X, same_dtype_const(alpha, X)), X, F.zeros_like(X))
 
 
 @onnx_op("Mish", since=18)
-def mish(ctx, X):  # noqa: N803
+def mish(ctx, X):
     return F.multiply(X, F.tanh(F.softplus(X)))
 
 
 @onnx_op("Swish", since=24)
-def swish(ctx, X, alpha=1.0):  # noqa: N803
+def swish(ctx, X, alpha=1.0):
     if alpha == 1.0:
         return F.silu(X)
     return F.multiply(X, F.sigmoid(F.multiply(X, same_dtype_const(alpha, X))))
 
 
 @onnx_op("Gelu", since=20)
-def gelu(ctx, X, approximate="none"):  # noqa: N803
+def gelu(ctx, X, approximate="none"):
     if approximate == "tanh":
         return F.gelu_tanh(X)
     if approximate != "none":
@@ -320,7 +320,7 @@ def gelu(ctx, X, approximate="none"):  # noqa: N803
 
 
 @onnx_op("Shrink", since=9)
-def shrink(ctx, input, bias=0.0, lambd=0.5):  # noqa: A002
+def shrink(ctx, input, bias=0.0, lambd=0.5):
     lam, b = same_dtype_const(lambd, input), same_dtype_const(bias, input)
     neg = F.less(input, F.negative(lam))
     pos = F.greater(input, lam)
@@ -329,12 +329,12 @@ def shrink(ctx, input, bias=0.0, lambd=0.5):  # noqa: A002
 
 
 @onnx_op("Clip", since=6, until=11)
-def clip_attr(ctx, input, max=3.402823e38, min=-3.402823e38):  # noqa: A002
+def clip_attr(ctx, input, max=3.402823e38, min=-3.402823e38):
     return _clip(ctx, input, same_dtype_const(min, input), same_dtype_const(max, input))
 
 
 @onnx_op("Clip", since=11)
-def clip(ctx, input, min=None, max=None):  # noqa: A002
+def clip(ctx, input, min=None, max=None):
     return _clip(ctx, input, min, max)
 
 
@@ -363,22 +363,22 @@ def _coerced_2d(ctx, x, axis, fn):
 
 
 @onnx_op("Softmax", since=1, until=13)
-def softmax_v1(ctx, input, axis=1):  # noqa: A002
+def softmax_v1(ctx, input, axis=1):
     return _coerced_2d(ctx, input, axis, F.softmax)
 
 
 @onnx_op("Softmax", since=13)
-def softmax(ctx, input, axis=-1):  # noqa: A002
+def softmax(ctx, input, axis=-1):
     return F.softmax(input, axis)
 
 
 @onnx_op("LogSoftmax", since=1, until=13)
-def log_softmax_v1(ctx, input, axis=1):  # noqa: A002
+def log_softmax_v1(ctx, input, axis=1):
     return _coerced_2d(ctx, input, axis, F.log_softmax)
 
 
 @onnx_op("LogSoftmax", since=13)
-def log_softmax(ctx, input, axis=-1):  # noqa: A002
+def log_softmax(ctx, input, axis=-1):
     return F.log_softmax(input, axis)
 
 
@@ -392,7 +392,7 @@ def _moments(x, axes):
 
 
 @onnx_op("BatchNormalization", since=7)
-def batch_norm(ctx, X, scale, B, input_mean, input_var, epsilon=1e-5, momentum=0.9,  # noqa: N803
+def batch_norm(ctx, X, scale, B, input_mean, input_var, epsilon=1e-5, momentum=0.9,
                training_mode=0, spatial=1):
     rank = len(_shape(ctx, X))
     if training_mode:
@@ -424,7 +424,7 @@ def _batch_norm_training(X, scale, B, running_mean, running_var, epsilon, moment
 
 
 @onnx_op("InstanceNormalization", since=6)
-def instance_norm(ctx, input, scale, B, epsilon=1e-5):  # noqa: A002, N803
+def instance_norm(ctx, input, scale, B, epsilon=1e-5):
     rank = len(_shape(ctx, input))
     centred, var = _moments(input, list(range(2, rank)))
     bshape = [1, -1] + [1] * (rank - 2)
@@ -433,7 +433,7 @@ def instance_norm(ctx, input, scale, B, epsilon=1e-5):  # noqa: A002, N803
 
 
 @onnx_op("LayerNormalization", since=17)
-def layer_norm(ctx, X, Scale, B=None, axis=-1, epsilon=1e-5, stash_type=1):  # noqa: N803
+def layer_norm(ctx, X, Scale, B=None, axis=-1, epsilon=1e-5, stash_type=1):
     shape = _shape(ctx, X)
     rank = len(shape)
     axis = axis % rank
@@ -454,7 +454,7 @@ def layer_norm(ctx, X, Scale, B=None, axis=-1, epsilon=1e-5, stash_type=1):  # n
 
 
 @onnx_op("GroupNormalization", since=18)
-def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1):  # noqa: N803
+def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1):
     shape = _shape(ctx, X)
     if num_groups is None:
         raise ctx.error("attribute 'num_groups' is required")
@@ -476,7 +476,7 @@ def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1)
 
 
 @onnx_op("LpNormalization", since=1)
-def lp_normalization(ctx, input, axis=-1, p=2):  # noqa: A002
+def lp_normalization(ctx, input, axis=-1, p=2):
     if p == 1:
         norm = F.reduce_sum(F.abs(input), [axis], True)
     elif p == 2:
@@ -487,13 +487,13 @@ def lp_normalization(ctx, input, axis=-1, p=2):  # noqa: A002
 
 
 @onnx_op("MeanVarianceNormalization", since=9)
-def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):  # noqa: N803
+def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):
     centred, var = _moments(X, list(axes))
     return F.divide(centred, F.add(F.sqrt(var), same_dtype_const(1e-9, var)))
 
 
 @onnx_op("LRN", since=1)
-def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):  # noqa: N803
+def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):
     if size is None:
         raise ctx.error("attribute 'size' is required")
     shape = _shape(ctx, X)

@@ -1,3 +1,15 @@
 """Imports every handler family so their ``@onnx_op`` registrations run (explicitly)."""
-from . import (control_flow, detection, loss, math, nn, quant, reduce, rnn,  # noqa: F401
-               selection, sequence, spatial, tensor)
+from . import (  # noqa: F401
+               control_flow,
+               detection,
+               loss,
+               math,
+               nn,
+               quant,
+               reduce,
+               rnn,
+               selection,
+               sequence,
+               spatial,
+               tensor,
+)

@@ -73,12 +73,12 @@ def dynamic_quantize_linear(ctx, x):
 
 
 @onnx_op("Det", since=11)
-def det(ctx, X):  # noqa: N803
+def det(ctx, X):
     return linalg_det(X)
 
 
 @onnx_op("GlobalLpPool", since=2)
-def global_lp_pool(ctx, X, p=2):  # noqa: N803
+def global_lp_pool(ctx, X, p=2):
     rank = len(ctx.known_shape(X) or [])
     if rank < 3:
         raise ctx.static_needed("GlobalLpPool needs the input's rank")
@@ -89,7 +89,7 @@ def global_lp_pool(ctx, X, p=2):  # noqa: N803
 
 
 @onnx_op("Unique", since=11)
-def unique(ctx, X, axis=None, sorted=1):  # noqa: A002, N803 - the spec's names
+def unique(ctx, X, axis=None, sorted=1):
     values, first, inverse, counts = np_unique(X, axis, True, True, True, True)
     first, inverse, counts = (F.cast(v, np.int64) for v in (first, inverse, counts))
     if not sorted:
@@ -112,7 +112,7 @@ def random_uniform(ctx, dtype=1, high=1.0, low=0.0, seed=None, shape=None):
 
 
 @onnx_op("RandomUniformLike", since=1)
-def random_uniform_like(ctx, input, dtype=None, high=1.0, low=0.0, seed=None):  # noqa: A002
+def random_uniform_like(ctx, input, dtype=None, high=1.0, low=0.0, seed=None):
     shape = ctx.known_shape(input)
     if shape is None:
         raise ctx.static_needed("the input's shape must be known")

@@ -9,9 +9,10 @@ per node output; ``None`` for an optional output it does not produce). ``ctx`` i
 Handlers are registered by the ``@onnx_op`` decorator in the family modules imported by
 ``converter.onnx.ops``; nothing scans globals.
 """
-from typing import Callable, NamedTuple, Optional
+from collections.abc import Callable
+from typing import NamedTuple
 
-__all__ = ["onnx_op", "find_handler", "supported_ops", "DEFAULT_DOMAIN"]
+__all__ = ["DEFAULT_DOMAIN", "find_handler", "onnx_op", "supported_ops"]
 
 DEFAULT_DOMAIN = ""
 _ALIASES = {"ai.onnx": ""}
@@ -21,7 +22,7 @@ class Handler(NamedTuple):
     op_type: str
     domain: str
     since: int
-    until: Optional[int]  # first opset this handler no longer covers, None: still current
+    until: int | None  # first opset this handler no longer covers, None: still current
     fn: Callable
 
 

@@ -131,8 +131,8 @@ def _projections(X, W, B, d, gates, hidden):
 
 
 @onnx_op("LSTM", since=7)
-def lstm(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None,  # noqa: N803
-         P=None, activation_alpha=None, activation_beta=None, activations=None, clip=None,  # noqa: N803
+def lstm(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None,
+         P=None, activation_alpha=None, activation_beta=None, activations=None, clip=None,
          direction="forward", hidden_size=None, input_forget=0, layout=0):
     dirs = _direction_count(ctx, direction)
     X, (seq, batch, _) = _prepare(ctx, X, sequence_lens, layout)
@@ -174,7 +174,7 @@ def lstm(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=Non
 
 
 @onnx_op("GRU", since=7)
-def gru(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,  # noqa: N803
+def gru(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
         activation_alpha=None, activation_beta=None, activations=None, clip=None,
         direction="forward", hidden_size=None, layout=0, linear_before_reset=0):
     dirs = _direction_count(ctx, direction)
@@ -218,7 +218,7 @@ def gru(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,  # noqa: N803
 
 
 @onnx_op("RNN", since=7)
-def rnn(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,  # noqa: N803
+def rnn(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
         activation_alpha=None, activation_beta=None, activations=None, clip=None,
         direction="forward", hidden_size=None, layout=0):
     dirs = _direction_count(ctx, direction)

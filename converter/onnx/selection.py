@@ -108,7 +108,7 @@ def arg_min(ctx, data, axis=0, keepdims=1, select_last_index=0):
 
 
 @onnx_op("TopK", since=10)
-def top_k(ctx, X, K, axis=-1, largest=1, sorted=1):  # noqa: A002, N803 - the spec's names
+def top_k(ctx, X, K, axis=-1, largest=1, sorted=1):
     shape = _shape(ctx, X)
     axis = _axis(ctx, axis, len(shape))
     k = int(np.asarray(ctx.require_value(K, "K")).reshape(-1)[0])
@@ -123,7 +123,7 @@ def top_k(ctx, X, K, axis=-1, largest=1, sorted=1):  # noqa: A002, N803 - the sp
 
 
 @onnx_op("Hardmax", since=13)
-def hardmax(ctx, input, axis=-1):  # noqa: A002
+def hardmax(ctx, input, axis=-1):
     shape = _shape(ctx, input)
     axis = _axis(ctx, axis, len(shape))
     idx = F.argmax(input, axis, False)
@@ -131,7 +131,7 @@ def hardmax(ctx, input, axis=-1):  # noqa: A002
 
 
 @onnx_op("Hardmax", since=1, until=13)
-def hardmax_v1(ctx, input, axis=1):  # noqa: A002
+def hardmax_v1(ctx, input, axis=1):
     """Opsets before 13 flatten to 2-D at ``axis`` first."""
     shape = _shape(ctx, input)
     axis = _axis(ctx, axis, len(shape))
@@ -140,14 +140,14 @@ def hardmax_v1(ctx, input, axis=1):  # noqa: A002
 
 
 @onnx_op("Compress", since=9)
-def compress(ctx, input, condition, axis=None):  # noqa: A002
+def compress(ctx, input, condition, axis=None):
     if axis is not None:
         axis = _axis(ctx, axis, len(_shape(ctx, input)))
     return F.compress(F.cast(condition, np.bool_), input, axis)
 
 
 @onnx_op("NonZero", since=9)
-def non_zero(ctx, X):  # noqa: N803
+def non_zero(ctx, X):
     value = ctx.value(X)
     if value is None:
         # The output shape depends on the data: the node runs once X is computed.

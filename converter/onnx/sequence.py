@@ -12,8 +12,8 @@ import numpy as np
 import mnn.express as F
 
 from .common import ints
-from .values import EMPTY, Sequence
 from .registry import onnx_op
+from .values import EMPTY, Sequence
 
 
 def _sequence(ctx, seq, what="input_sequence"):
@@ -75,7 +75,7 @@ def sequence_erase(ctx, input_sequence, position=None):
 
 
 @onnx_op("SplitToSequence", since=11)
-def split_to_sequence(ctx, input, split=None, axis=0, keepdims=1):  # noqa: A002
+def split_to_sequence(ctx, input, split=None, axis=0, keepdims=1):
     shape = ctx.known_shape(input)
     if shape is None:
         raise ctx.static_needed("the shape of the input must be known at conversion time")
@@ -120,17 +120,17 @@ def concat_from_sequence(ctx, input_sequence, axis=None, new_axis=0):
 
 
 @onnx_op("Optional", since=15)
-def optional(ctx, input=None, type=None):  # noqa: A002
+def optional(ctx, input=None, type=None):
     return EMPTY if input is None else (input if isinstance(input, Sequence) else [input])
 
 
 @onnx_op("OptionalHasElement", since=15)
-def optional_has_element(ctx, input=None):  # noqa: A002
+def optional_has_element(ctx, input=None):
     return F.const(np.array(input is not None and input is not EMPTY))
 
 
 @onnx_op("OptionalGetElement", since=15)
-def optional_get_element(ctx, input=None):  # noqa: A002
+def optional_get_element(ctx, input=None):
     if input is None or input is EMPTY:
         raise ctx.error("the optional is empty")
     return input if isinstance(input, Sequence) else [input]

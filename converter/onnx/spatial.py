@@ -97,7 +97,7 @@ def pad(ctx, data, pads, constant_value=None, axes=None, mode="constant"):
 
 
 @onnx_op("DepthToSpace", since=1)
-def depth_to_space(ctx, input, blocksize=None, mode="DCR"):  # noqa: A002
+def depth_to_space(ctx, input, blocksize=None, mode="DCR"):
     n, c, h, w = _shape(ctx, input)
     b = int(blocksize)
     if mode == "DCR":
@@ -109,7 +109,7 @@ def depth_to_space(ctx, input, blocksize=None, mode="DCR"):  # noqa: A002
 
 
 @onnx_op("SpaceToDepth", since=1)
-def space_to_depth(ctx, input, blocksize=None, mode="DCR"):  # noqa: A002
+def space_to_depth(ctx, input, blocksize=None, mode="DCR"):
     b = int(blocksize)
     if mode == "DCR":
         return F.space_to_depth(input, b)
@@ -142,7 +142,7 @@ def _resize_sizes(ctx, X, scales, sizes, axes):
 
 
 @onnx_op("Resize", since=10)
-def resize(ctx, X, roi=None, scales=None, sizes=None, antialias=0, axes=None,  # noqa: N803
+def resize(ctx, X, roi=None, scales=None, sizes=None, antialias=0, axes=None,
            coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
            exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch",
            mode="nearest", nearest_mode="round_prefer_floor"):
@@ -178,16 +178,16 @@ def resize(ctx, X, roi=None, scales=None, sizes=None, antialias=0, axes=None,  #
 
 
 @onnx_op("Upsample", since=7, until=10)
-def upsample(ctx, X, scales=None, mode="nearest"):  # noqa: N803
+def upsample(ctx, X, scales=None, mode="nearest"):
     if not isinstance(scales, (list, tuple)):
         scales = ctx.require_value(scales, "scales")
     sc = [float(s) for s in np.asarray(scales).reshape(-1)]
-    shape, out, full = _resize_sizes(ctx, X, sc, None, None)
+    _, out, full = _resize_sizes(ctx, X, sc, None, None)
     return F.interpolate(X, tuple(out[-2:]), tuple(full[-2:]), mode, "asymmetric", "floor")
 
 
 @onnx_op("Trilu", since=14)
-def trilu(ctx, input, k=None, upper=1):  # noqa: A002
+def trilu(ctx, input, k=None, upper=1):
     shape = _shape(ctx, input)
     kk = 0 if k is None else int(np.asarray(ctx.require_value(k, "k")).reshape(-1)[0])
     rows, cols = shape[-2], shape[-1]
@@ -212,5 +212,5 @@ def einsum(ctx, *inputs, equation=None):
 
 
 @onnx_op("ReverseSequence", since=10)
-def reverse_sequence(ctx, input, sequence_lens, batch_axis=1, time_axis=0):  # noqa: A002
+def reverse_sequence(ctx, input, sequence_lens, batch_axis=1, time_axis=0):
     return F.reverse_sequence(input, sequence_lens, batch_axis, time_axis)

@@ -213,7 +213,7 @@ def size(ctx, data):
 
 
 @onnx_op("ConstantOfShape", since=9)
-def constant_of_shape(ctx, input, value=None):  # noqa: A002 - the spec's name
+def constant_of_shape(ctx, input, value=None):
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
     dtype = F.dtypes.to_numpy_dtype(fill.dtype)
     dims = ctx.value(input)
@@ -324,7 +324,7 @@ def tile(ctx, x, repeats):
 
 
 @onnx_op("EyeLike", since=9)
-def eye_like(ctx, input, dtype=None, k=0):  # noqa: A002
+def eye_like(ctx, input, dtype=None, k=0):
     rows, cols = _shape(ctx, input)
     out_dtype = input.dtype if dtype is None else onnx_type(ctx, dtype)
     return F.const(np.eye(rows, cols, k=k, dtype=out_dtype))

@@ -1,6 +1,6 @@
 """Values the frontend passes between handlers besides Vars: sequences and empty optionals."""
 
-__all__ = ["Sequence", "EMPTY"]
+__all__ = ["EMPTY", "Sequence"]
 
 
 class Sequence(list):

@@ -13,11 +13,22 @@ Identity and inference-mode Dropout never reach the graph (the frontend returns 
 input), Clip(0, 6) becomes ``relu6`` and Relu ``relu`` when converted, and dead code does
 not exist in an express graph: only what the outputs reach is ever written.
 """
-from .rewrite import (fold_constants, fold_conv_batchnorm, fuse_activations, matmul_to_conv,
-                      merge_duplicates)
+from .rewrite import (
+    fold_constants,
+    fold_conv_batchnorm,
+    fuse_activations,
+    matmul_to_conv,
+    merge_duplicates,
+)
 
-__all__ = ["optimize", "fold_constants", "fold_conv_batchnorm", "fuse_activations",
-           "matmul_to_conv", "merge_duplicates"]
+__all__ = [
+    "fold_constants",
+    "fold_conv_batchnorm",
+    "fuse_activations",
+    "matmul_to_conv",
+    "merge_duplicates",
+    "optimize",
+]
 
 
 def optimize(outputs, level=1, keep_training=False, quantizing=False):

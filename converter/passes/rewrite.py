@@ -9,8 +9,13 @@ from mnn.express.graph import _ancestors, apply
 from mnn.express.ops.nn_conv import conv2d
 from mnn.express.var import const
 
-__all__ = ["fold_constants", "fold_conv_batchnorm", "merge_duplicates", "topological",
-           "consumers"]
+__all__ = [
+    "consumers",
+    "fold_constants",
+    "fold_conv_batchnorm",
+    "merge_duplicates",
+    "topological",
+]
 
 # Ops never folded: their value is a Subgraph's run (cheap to keep, and the file keeps
 # control flow explicit).

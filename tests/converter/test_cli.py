@@ -5,12 +5,12 @@ import os
 import numpy as np
 import onnx
 import pytest
+from conftest import run_ort
 from onnx import TensorProto, helper
 
 from converter.cli import main
 from converter.onnx import UnsupportedOpsError, load_onnx
 from mnn.express.io import load_as_dict
-from conftest import run_ort
 
 X = np.random.default_rng(1).normal(size=(1, 3, 8, 8)).astype(np.float32)
 

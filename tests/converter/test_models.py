@@ -7,11 +7,12 @@ import os
 
 import numpy as np
 import pytest
+from models import MODELS, example_inputs, export
 
 from converter.cli import main
 from converter.onnx import load_onnx
-from models import MODELS, example_inputs, export
 from mnn.express.io import load_as_dict
+
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):

@@ -5,7 +5,6 @@ by element where the op has C semantics (truncating division, fmod, shifts).
 import math
 
 import numpy as np
-
 from opdb_core import FLOAT_DTYPES, Sample, values
 
 _SIGNED = (np.int32, np.int64, np.int8)

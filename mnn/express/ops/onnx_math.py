@@ -14,7 +14,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["onnx_trunc_div", "onnx_fmod", "onnx_bit_shift"]
+__all__ = ["onnx_bit_shift", "onnx_fmod", "onnx_trunc_div"]
 
 
 def _same_dtype_broadcast(metas, ints_only):

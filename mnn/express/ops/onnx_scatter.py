@@ -14,7 +14,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["onnx_scatter_nd", "onnx_scatter_elements"]
+__all__ = ["onnx_scatter_elements", "onnx_scatter_nd"]
 
 _UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 

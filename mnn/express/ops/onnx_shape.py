@@ -28,8 +28,16 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["onnx_reshape", "onnx_expand", "onnx_constant_of_shape", "onnx_reduce",
-           "onnx_slice", "onnx_squeeze", "onnx_unsqueeze", "onnx_tile"]
+__all__ = [
+    "onnx_constant_of_shape",
+    "onnx_expand",
+    "onnx_reduce",
+    "onnx_reshape",
+    "onnx_slice",
+    "onnx_squeeze",
+    "onnx_tile",
+    "onnx_unsqueeze",
+]
 
 
 def _ints(arr, what):
