@@ -119,7 +119,7 @@ def is_inf(ctx, x, detect_negative=1, detect_positive=1):
     return F.logical_and(pos, neg)  # all False, with x's shape
 
 
-def _variadic(onnx_name, fn, since=8):
+def _variadic(onnx_name, fn, since=6):
     @onnx_op(onnx_name, since=since)
     def handler(ctx, *xs):
         if not xs:
@@ -138,7 +138,7 @@ _variadic("Max", F.maximum)
 _variadic("Min", F.minimum)
 
 
-@onnx_op("Mean", since=8)
+@onnx_op("Mean", since=6)
 def mean(ctx, *xs):
     out = xs[0]
     for x in xs[1:]:

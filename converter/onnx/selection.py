@@ -107,11 +107,23 @@ def arg_min(ctx, data, axis=0, keepdims=1, select_last_index=0):
     return _arg(ctx, F.argmin, data, axis, keepdims, select_last_index)
 
 
+@onnx_op("TopK", since=1, until=10)
+def top_k_attr(ctx, X, axis=-1, k=None):
+    """Opsets before 10 give k as an attribute (largest first, sorted)."""
+    if k is None:
+        raise ctx.error("attribute 'k' is required")
+    return _top_k(ctx, X, int(k), axis, 1)
+
+
 @onnx_op("TopK", since=10)
-def top_k(ctx, X, K, axis=-1, largest=1, sorted=1):
+def top_k(ctx, X, K, axis=-1, largest=1, sorted=1):  # noqa: A002 - the spec's name
+    k = int(np.asarray(ctx.require_value(K, "K")).reshape(-1)[0])
+    return _top_k(ctx, X, k, axis, largest)
+
+
+def _top_k(ctx, X, k, axis, largest):
     shape = _shape(ctx, X)
     axis = _axis(ctx, axis, len(shape))
-    k = int(np.asarray(ctx.require_value(K, "K")).reshape(-1)[0])
     if not 0 <= k <= shape[axis]:
         raise ctx.error(f"K={k} is out of range for an axis of size {shape[axis]}")
     order = F.sort(X, axis, arg=True, descend=bool(largest))
