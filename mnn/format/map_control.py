@@ -21,7 +21,9 @@ inputs instead.
 from ..express import graph as _graph
 from ..express.ops.control_flow import Subgraph
 from ..express.var import placeholder
-from .mapping import decoder, encoder
+from .errors import ModelFileError
+from .mapping import decoder, dtype_of, encoder
+from .schema import OP_TYPE_NAMES
 
 __all__ = []
 
@@ -33,12 +35,38 @@ def _sub_proto(ctx, op, name):
     return sub
 
 
-def _like(var):
-    """A placeholder with ``var``'s shape and dtype (shape free when only run time knows)."""
+def _like(var, declared=None):
+    """A placeholder with ``var``'s shape and dtype.
+
+    When only run time knows the shape (a loop's scan output feeding the next layer's loop,
+    say), the placeholder's shape is left unknown, rank included: asking ``var`` for its
+    rank would compute it, and the file's own Input op only sketches the shape. The body's
+    ops then infer their shapes when the loop runs, from the values it is given. Where the
+    dtype is unknown too, ``declared`` (the subgraph Input op's dtype) is used.
+    """
     meta = var.expr.metas[var.index]
     if meta.shape is None:
-        return placeholder([-1] * var.ndim, dtype=var.dtype)
+        dtype = meta.dtype if meta.dtype is not None else declared
+        if dtype is None:
+            raise ModelFileError(f"mnn: the dtype of {var.name} is known only at run time and "
+                                 "the subgraph does not declare it")
+        free = placeholder([-1], dtype=dtype)
+        # Not even the rank is known: no declared shape to check writes against.
+        free.expr.attrs = {}
+        return free
     return placeholder(list(meta.shape), dtype=meta.dtype)
+
+
+def _declared_dtypes(sub):
+    """Tensor index -> dtype declared by the subgraph's Input ops."""
+    found = {}
+    for node in sub.get("nodes") or []:
+        outs = node.get("outputIndexes")
+        p = node.get("main")
+        if (OP_TYPE_NAMES.get(node.get("type")) == "Input" and outs is not None
+                and len(outs) == 1 and node.get("main_type") == "Input" and p is not None):
+            found[int(outs[0])] = dtype_of(p["dtype"], "Input.dtype")
+    return found
 
 
 def _build(ctx, op, sub, feeds):
@@ -51,7 +79,8 @@ def _build(ctx, op, sub, feeds):
         ctx.fail(op, f"subgraph {name!r} contains itself")
     ctx.building.add(name)
     try:
-        overrides = {i: _like(v) for i, v in feeds.items()}
+        declared = _declared_dtypes(sub)
+        overrides = {i: _like(v, declared.get(i)) for i, v in feeds.items()}
         ins, outs = build_subgraph(ctx, sub, overrides)
     finally:
         ctx.building.discard(name)

@@ -120,6 +120,10 @@ def _decode_identity(ctx, op, inputs):
 def _decode_reshape(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1, 2)
     if len(inputs) == 2:
+        if ctx.static(inputs[1]) is None:
+            # Target shape computed at run time (after a loop): MNN's Reshape copies 0 dims,
+            # ONNX's with allowzero=0.
+            return [_graph.apply("onnx_reshape", list(inputs), allowzero=0)[0]]
         dims = ctx.need_static(op, inputs[1], "the target shape")
     else:
         dims = ctx.param(op, "Reshape")["dims"]
@@ -266,6 +270,12 @@ def _decode_slice(ctx, op, inputs):
         points = sizes
     else:
         points = [] if p["slicePoints"] is None else [int(v) for v in p["slicePoints"]]
+    if len(inputs) == 1 and len(points) == 1 and p["sourceType"] in (1, 4):
+        # MNN: one slice point is TensorFlow's number of parts / torch's part size.
+        parts = points[0] if p["sourceType"] == 1 else (dim // points[0] if points[0] else 0)
+        if parts != n_out or dim % n_out:
+            ctx.fail(op, f"cannot split {dim} into {n_out} equal parts (slice point {points})")
+        return movement.split(x, [dim // n_out] * n_out, axis)
     if len(inputs) == 2 or p["sourceType"] == 1 or (len(points) == n_out and n_out > 1):
         sizes = points  # TensorFlow / ONNX style: sizes of each part
     elif points:
@@ -333,6 +343,12 @@ def _encode_broadcast(ctx, expr):
 @decoder("Fill")
 def _decode_fill(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2)
+    value = ctx.static(inputs[1])
+    if ctx.static(inputs[0]) is None and value is not None and value.size == 1:
+        # Shape computed at run time (a recurrent net's zero initial state): ONNX's
+        # ConstantOfShape.
+        return [_graph.apply("onnx_constant_of_shape", [inputs[0]], value=value.item(),
+                             dtype=value.dtype)[0]]
     shape = [int(d) for d in np.ravel(ctx.need_static(op, inputs[0], "the shape"))]
     return [creation.fill(shape, inputs[1])]
 

@@ -611,6 +611,9 @@ def _decode_reverse(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2)
     x = inputs[0]
     axes = _static_ints(ctx, op, inputs[1], "the axis")
+    if x.expr.metas[x.index].shape is None:
+        # Rank known only at run time (a loop's scan output): the op checks the axes then.
+        return _graph.apply("reverse", [x], axes=tuple(axes))
     if any(not -x.ndim <= a < x.ndim for a in axes):
         ctx.fail(op, f"axes {axes} out of range for rank {x.ndim}")
     return _graph.apply("reverse", [x], axes=tuple(sorted(a % x.ndim for a in axes)))

@@ -1,0 +1,56 @@
+"""LSTM and GRU models converted by the real MNN wheel (its converter turns them into While
+loops): loop bodies receive values whose shape only run time knows (the previous layer's scan
+output, a reversed sequence); they load in mnn and give the wheel's and onnxruntime's outputs.
+
+Exported with static shapes: with dynamic axes the wheel's converter assumes a sequence of
+length 1 and unrolls a single step, a model neither the wheel nor mnn can run on longer
+sequences."""
+
+import io as _io
+
+import numpy as np
+import pytest
+from format_oracle import convert_onnx, wheel_run
+
+import mnn
+
+torch = pytest.importorskip("torch")
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+
+HIDDEN, FEATURES = 5, 4
+# torch warns that a batch size other than 1 with RNNs is fragile; the shapes here are fixed.
+pytestmark = pytest.mark.filterwarnings("ignore:Exporting a model to ONNX with a batch_size")
+
+
+def _export(kind, layers, bidirectional, batch_first):
+    torch.manual_seed(layers * 4 + bidirectional * 2 + batch_first)
+    cls = torch.nn.LSTM if kind == "lstm" else torch.nn.GRU
+    net = cls(FEATURES, HIDDEN, num_layers=layers, bidirectional=bidirectional,
+              batch_first=batch_first)
+    outputs = ["y", "h", "c"] if kind == "lstm" else ["y", "h"]
+    buf = _io.BytesIO()
+    torch.onnx.export(net, (torch.randn(3, 2, FEATURES),), buf, input_names=["x"],
+                      output_names=outputs, dynamo=False)
+    return onnx.load_from_string(buf.getvalue()), outputs
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("layers, bidirectional, batch_first", [
+    (1, False, False), (1, True, True), (2, False, True), (2, True, False),
+])
+def test_converted_rnn_matches_wheel_and_onnxruntime(kind, layers, bidirectional, batch_first,
+                                                     tmp_path, rng):
+    model, outputs = _export(kind, layers, bidirectional, batch_first)
+    path = convert_onnx(model, tmp_path)
+    session = ort.InferenceSession(model.SerializeToString())
+    module = mnn.nn.load_module_from_file(path, ["x"], outputs)
+    for _ in range(2):  # a second input through the same plans
+        x = rng.standard_normal((3, 2, FEATURES)).astype(np.float32)
+        want = session.run(outputs, {"x": x})
+        ours = [np.asarray(v.read()) for v in module.forward([x])]
+        theirs = wheel_run(path, {"x": x}, outputs)
+        for o, w, t in zip(ours, want, theirs):
+            assert o.shape == w.shape
+            np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
