@@ -193,3 +193,23 @@ def test_json_dump_of_a_converted_model(cnn_model, tmp_path, capsys):
         net = json.load(fh)
     assert net["bizCode"] == "jj"
     assert "y" in net["outputName"]
+
+
+def test_external_data_initializers(cnn_model, tmp_path):
+    # Weights stored beside the model (onnx's external data) are read from its folder.
+    want = run_ort(cnn_model, {"x": X})
+    path = str(tmp_path / "ext.onnx")
+    # onnx.save moves the tensors of the model it is given: save a copy.
+    copy = onnx.ModelProto()
+    copy.CopyFrom(cnn_model)
+    onnx.save(copy, path, save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.weights", size_threshold=0)
+    assert os.path.isfile(tmp_path / "ext.weights")
+    got = load_onnx(path).run({"x": X})
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-4, atol=1e-5)
+    dst = str(tmp_path / "ext.mnn")
+    assert main(["-f", "ONNX", "--modelFile", path, "--MNNModel", dst,
+                 "--saveExternalData"]) == 0
+    assert os.path.isfile(dst + ".weight")
+    np.testing.assert_allclose(_run_file(dst, X)["y"].read(), want["y"], rtol=1e-4,
+                               atol=1e-5)
