@@ -389,3 +389,116 @@ def warp_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst, int mode,
 
 cdef inline double bv_at(const double[::1] bval, Py_ssize_t c) noexcept nogil:
     return bval[c if c < 4 else 3]
+
+
+cdef inline void _linear_border_u8(const uchar* s, uchar* dpix, Py_ssize_t w, Py_ssize_t h,
+                                   Py_ssize_t cn, Py_ssize_t sx, Py_ssize_t sy, float ax,
+                                   float ay, int border, const double* bv) noexcept nogil:
+    """One bilinear pixel whose 2x2 neighbourhood is not inside the image."""
+    cdef Py_ssize_t c, i, j, px, py
+    cdef float t0, t1, v
+    cdef bint outside = sx >= w or sy >= h or sx + 2 <= 0 or sy + 2 <= 0
+    if outside and border == BORDER_TRANSPARENT:
+        return
+    if outside and border == BORDER_CONSTANT:
+        for c in range(cn):
+            dpix[c] = <uchar>bv[c if c < 4 else 3]
+        return
+    for c in range(cn):
+        t0 = 0
+        for i in range(2):
+            py = border_index(sy + i, h, border)
+            t1 = 0
+            for j in range(2):
+                px = border_index(sx + j, w, border)
+                if px < 0 or py < 0:
+                    v = <float>dpix[c] if border == BORDER_TRANSPARENT \
+                        else <float>bv[c if c < 4 else 3]
+                else:
+                    v = <float>s[(py * w + px) * cn + c]
+                t1 = t1 + (ax if j == 1 else 1 - ax) * v
+            t0 = t0 + (ay if i == 1 else 1 - ay) * t1
+        t0 = 0 if t0 < 0 else (255 if t0 > 255 else t0)
+        dpix[c] = <uchar>(t0 + <float>0.5)
+
+
+cdef inline void _lerp_px(const uchar* p0, uchar* d, Py_ssize_t cn, Py_ssize_t stride,
+                          float ax, float ay) noexcept nogil:
+    # Called with a literal cn so the channel loop unrolls; same arithmetic as
+    # warp_linear_u8's interior path.
+    cdef const uchar* p1 = p0 + stride
+    cdef Py_ssize_t c
+    cdef float t0, t1
+    for c in range(cn):
+        t0 = <float>p0[c] + ax * (<float>p0[c + cn] - <float>p0[c])
+        t1 = <float>p1[c] + ax * (<float>p1[c + cn] - <float>p1[c])
+        t0 = t0 + ay * (t1 - t0)
+        d[c] = <uchar>(t0 + <float>0.5)
+
+
+def warp_affine_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst,
+                          const double[::1] matrix, int border, const double[::1] bval,
+                          int nthreads):
+    """Bilinear uint8 affine warp (``matrix`` maps destination to source).
+
+    Same results as ``warp_linear_u8`` with mode 0, organised for speed: per row, a first
+    loop computes every pixel's source cell and fractions (vectorised), a second one
+    blends the pixels whose 2x2 cell lies inside, with the channel loop unrolled; the few
+    pixels near or beyond the edges go through the border rules.
+    """
+    cdef Py_ssize_t h = src.shape[0], w = src.shape[1], cn = src.shape[2]
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], y, x, sx, sy
+    cdef Py_ssize_t stride = w * cn
+    cdef double fx, fy, flx, fly, rx, ry
+    cdef double m0 = matrix[0], m1 = matrix[1], m2 = matrix[2]
+    cdef double m3 = matrix[3], m4 = matrix[4], m5 = matrix[5]
+    cdef const uchar* s = &src[0, 0, 0]
+    cdef const double* bv = &bval[0]
+    cdef uchar* d
+    cdef int* ixs
+    cdef int* iys
+    cdef float* axs
+    cdef float* ays
+    with nogil, parallel(num_threads=nthreads):
+        ixs = <int*>malloc(dw * sizeof(int))
+        iys = <int*>malloc(dw * sizeof(int))
+        axs = <float*>malloc(dw * sizeof(float))
+        ays = <float*>malloc(dw * sizeof(float))
+        for y in prange(dh, schedule="static"):
+            rx = m1 * y + m2
+            ry = m4 * y + m5
+            for x in range(dw):
+                # Positions beyond FAR are all equally outside (finite matrix, so no NaN).
+                fx = m0 * x + rx
+                fy = m3 * x + ry
+                fx = -FAR if fx < -FAR else (FAR if fx > FAR else fx)
+                fy = -FAR if fy < -FAR else (FAR if fy > FAR else fy)
+                flx = floor(fx)
+                fly = floor(fy)
+                ixs[x] = <int>flx
+                iys[x] = <int>fly
+                axs[x] = <float>(fx - flx)
+                ays[x] = <float>(fy - fly)
+            d = &dst[y, 0, 0]
+            for x in range(dw):
+                sx = ixs[x]
+                sy = iys[x]
+                if sx >= 0 and sy >= 0 and sx + 1 < w and sy + 1 < h:
+                    if cn == 3:
+                        _lerp_px(s + sy * stride + sx * 3, d + x * 3, 3, stride,
+                                 axs[x], ays[x])
+                    elif cn == 1:
+                        _lerp_px(s + sy * stride + sx, d + x, 1, stride, axs[x], ays[x])
+                    elif cn == 4:
+                        _lerp_px(s + sy * stride + sx * 4, d + x * 4, 4, stride,
+                                 axs[x], ays[x])
+                    else:
+                        _lerp_px(s + sy * stride + sx * cn, d + x * cn, cn, stride,
+                                 axs[x], ays[x])
+                else:
+                    _linear_border_u8(s, d + x * cn, w, h, cn, sx, sy, axs[x], ays[x],
+                                      border, bv)
+        free(ixs)
+        free(iys)
+        free(axs)
+        free(ays)

@@ -100,8 +100,13 @@ def _run(hwc, dsize, mode, interp, border_mode, bval, dst_init, fixed, **coords)
         ksize, itab, ftab = _weight_tables(interp)
     else:
         itab, ftab = _EMPTY_I, np.zeros(1, dtype=np.float32)
+    if not fixed and ksize == 2 and dst.dtype == np.uint8 and mode == 0:
+        # The commonest case (bilinear affine on uint8) has its own fast kernel.
+        _k.warp_affine_linear_u8(hwc, dst, coords["matrix"], border_mode, bval,
+                                 threads(dst.size * 4))
+        return dst
     if not fixed and ksize == 2 and dst.dtype == np.uint8:
-        # The common case has its own small kernel.
+        # Other bilinear uint8 warps have their own small kernel.
         _k.warp_linear_u8(hwc, dst, mode, coords.get("matrix", _EMPTY_D),
                           coords.get("fmapx", _EMPTY_FMAP), coords.get("fmapy", _EMPTY_FMAP),
                           border_mode, bval, threads(dst.size * 4))
