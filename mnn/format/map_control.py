@@ -12,6 +12,14 @@ input and output tensor indexes, ops), referred to by name from ``IfParam``/``Wh
   ``[cond', v'_1 … v'_n, scan_1 … scan_k]``; op outputs ``[v_1 … v_n, scan_1 … scan_k]``,
   all positional (the converter turns captured outer values into extra loop-carried
   values). This is exactly the express ``while`` op's ONNX-Loop form.
+- ``While`` with a cond graph (TensorFlow style) matches values by tensor name across the
+  two subgraphs: ``aliases_inputs[j]`` lists the body and cond inputs op input ``j``
+  feeds; ``aliases_updates`` holds ``[body output, subgraph input]`` pairs applied after
+  each iteration; ``aliases_outputs[k]`` names what op output ``k`` returns (a subgraph
+  input, i.e. its latest value, or a body output that updates one). The loop runs while the
+  cond graph's first output is > 0. The reader turns every subgraph input into a loop value
+  of the express ``while`` op's TensorFlow form; the writer names loop value ``i`` by the
+  body's and the cond graph's input ``i``.
 
 The subgraph's own ``Input`` ops describe shapes loosely (the converter writes ``[1]``
 int32 placeholders), so the reader makes the subgraph placeholders from the op's actual
@@ -154,9 +162,7 @@ def _decode_if(ctx, op, inputs):
 def _decode_while(ctx, op, inputs):
     p = ctx.param(op, "WhileParam")
     if p["cond_graph"]:
-        ctx.fail(
-            op, "TensorFlow-style While with a cond graph is not supported (ONNX Loop style is)"
-        )
+        return _decode_tf_while(ctx, op, inputs, p)
     if len(inputs) < 2:
         ctx.fail(op, "needs a trip count and a condition input")
     sub = _sub_proto(ctx, op, p["body_graph"])
@@ -171,6 +177,100 @@ def _decode_while(ctx, op, inputs):
     ins, outs = _build(ctx, op, sub, feeds)
     body = Subgraph(ins, outs, name=f"{ctx.source}:{sub['name']}")
     return _graph.apply("while", list(inputs), cond_graph=None, body_graph=body)
+
+
+def _io_names(sub, which):
+    """Tensor names of a subgraph proto's ``"inputs"`` or ``"outputs"``, in order."""
+    names = _names_of(sub)
+    idx = sub.get(which)
+    return [names[int(i)] if 0 <= int(i) < len(names) else None
+            for i in ([] if idx is None else idx)]
+
+
+def _tf_while_state(ctx, op, inputs, p, body_sub, cond_sub):
+    """MNN's name aliases of a TensorFlow-style While as loop state.
+
+    Returns ``(init, updates, results)``: ``init`` maps each subgraph input name to the op
+    input that feeds it first (``aliases_inputs[j]`` lists the names op input ``j`` feeds,
+    in the body and in the cond graph); ``updates`` maps a name to the body output that
+    replaces it after each iteration (``aliases_updates``: ``[output, input]`` pairs);
+    ``results`` names, for each op output, the state entry it returns (``aliases_outputs``
+    names a subgraph input, or a body output that updates one).
+    """
+    body_in, body_out = _io_names(body_sub, "inputs"), _io_names(body_sub, "outputs")
+    cond_in, cond_out = _io_names(cond_sub, "inputs"), _io_names(cond_sub, "outputs")
+    aliases_in = p["aliases_inputs"] or []
+    if len(aliases_in) != len(inputs):
+        ctx.fail(op, f"{len(aliases_in)} input aliases for {len(inputs)} inputs")
+    init = {}
+    for j, alias in enumerate(aliases_in):
+        for name in (alias or {}).get("data") or []:
+            if name not in body_in and name not in cond_in:
+                ctx.fail(op, f"input {j} feeds {name!r}, an input of neither subgraph")
+            if name in init:
+                ctx.fail(op, f"subgraph input {name!r} is fed by two op inputs")
+            init[name] = inputs[j]
+    for name in body_in + cond_in:
+        if name not in init:
+            ctx.fail(op, f"subgraph input {name!r} is fed by no input of the op")
+    updates = {}
+    for k, alias in enumerate(p["aliases_updates"] or []):
+        data = list((alias or {}).get("data") or [])
+        if len(data) != 2:
+            ctx.fail(op, f"update alias {k} must name [output, input], has {data}")
+        out, name = data
+        if out not in body_out:
+            where = "the cond graph's output" if out in cond_out else "no body output"
+            ctx.fail(op, f"update alias {k}: {out!r} is {where} (only body outputs update)")
+        if name not in init:
+            ctx.fail(op, f"update alias {k}: {name!r} is no subgraph input")
+        if name in updates:
+            ctx.fail(op, f"subgraph input {name!r} is updated twice")
+        updates[name] = out
+    if not any(name in cond_in for name in updates):
+        ctx.fail(op, "no body output updates the cond graph's inputs: the loop could not end")
+    results = []
+    n_out = len(op.get("outputIndexes") if op.get("outputIndexes") is not None else [])
+    aliases_out = list(p["aliases_outputs"] or [])
+    if len(aliases_out) != n_out:
+        ctx.fail(op, f"{len(aliases_out)} output aliases for {n_out} outputs")
+    for k, name in enumerate(aliases_out):
+        if name in init:
+            results.append(name)
+            continue
+        fed = [s for s, out in updates.items() if out == name]
+        if not fed:
+            ctx.fail(op, f"output {k} ({name!r}) is neither a subgraph input nor a body output "
+                         "that updates one")
+        results.append(fed[0])
+    return init, updates, results
+
+
+def _decode_tf_while(ctx, op, inputs, p):
+    """A While with a cond graph: the express ``while`` with every subgraph input as a
+    loop value (fed to the body and to the cond graph by name)."""
+    body_sub = _sub_proto(ctx, op, p["body_graph"])
+    cond_sub = _sub_proto(ctx, op, p["cond_graph"])
+    init, updates, results = _tf_while_state(ctx, op, inputs, p, body_sub, cond_sub)
+    state = list(init)
+    graphs = {}
+    for key, sub in (("body", body_sub), ("cond", cond_sub)):
+        names = _names_of(sub)
+        idx = [int(i) for i in (sub.get("inputs") if sub.get("inputs") is not None else [])]
+        ins, outs = _build(ctx, op, sub, {i: init[names[i]] for i in idx})
+        by_name = {names[i]: v for i, v in zip(idx, ins)}
+        placeholders = [by_name[s] if s in by_name else _like(init[s]) for s in state]
+        graphs[key] = (placeholders, dict(zip(_io_names(sub, "outputs"), outs)), outs)
+    body_ins, body_by_name, _ = graphs["body"]
+    body_outs = [body_by_name[updates[s]] if s in updates else v
+                 for s, v in zip(state, body_ins)]
+    cond_ins, _, cond_outs = graphs["cond"]
+    if not cond_outs:
+        ctx.fail(op, f"cond graph {cond_sub['name']!r} has no output")
+    body = Subgraph(body_ins, body_outs, name=f"{ctx.source}:{body_sub['name']}")
+    cond = Subgraph(cond_ins, cond_outs[:1], name=f"{ctx.source}:{cond_sub['name']}")
+    outs = _graph.apply("while", [init[s] for s in state], cond_graph=cond, body_graph=body)
+    return [outs[state.index(name)] for name in results]
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -204,7 +304,41 @@ def _encode_if(ctx, expr):
 @encoder("while")
 def _encode_while(ctx, expr):
     a = expr.attrs
-    if a["cond_graph"] is not None:
-        ctx.fail(expr, "only the ONNX-Loop form of while (no cond graph) maps to MNN's While")
-    body = ctx.subgraph(a["body_graph"])
-    ctx.emit(expr, "While", "WhileParam", {"body_graph": body}, expr.inputs)
+    if a["cond_graph"] is None:
+        body = ctx.subgraph(a["body_graph"])
+        ctx.emit(expr, "While", "WhileParam", {"body_graph": body}, expr.inputs)
+        return
+    ctx.emit(expr, "While", "WhileParam", _tf_while_param(ctx, expr), expr.inputs)
+
+
+def _tf_while_param(ctx, expr):
+    """WhileParam of a TensorFlow-style while: loop value ``i`` feeds body input ``i`` and
+    cond input ``i`` (by name), body output ``i`` replaces both after each iteration, and
+    op output ``i`` is body input ``i``'s value when the loop ends (the initial value when
+    it runs zero times)."""
+    cond, body = expr.attrs["cond_graph"], expr.attrs["body_graph"]
+    b_in = ctx.subgraph_names(body, "inputs")
+    b_out = ctx.subgraph_names(body, "outputs")
+    c_in = ctx.subgraph_names(cond, "inputs")
+    c_out = ctx.subgraph_names(cond, "outputs")
+    # MNN matches these names across both subgraphs: each must point at one loop value.
+    for i, (b, c) in enumerate(zip(b_in, c_in)):
+        if b_in.index(b) != i or c_in.index(c) != i or (b in c_in and c_in.index(b) != i) \
+                or (c in b_in and b_in.index(c) != i):
+            ctx.fail(expr, f"subgraph input names {b!r}/{c!r} of loop value {i} are ambiguous "
+                           "between the body and the cond graph; rename the placeholders")
+    for out in b_out:
+        if out in c_out:
+            ctx.fail(expr, f"body output {out!r} has the name of a cond graph output")
+    updates = []
+    for i, (b, c) in enumerate(zip(b_in, c_in)):
+        updates.append({"data": [b_out[i], b]})
+        if c != b:
+            updates.append({"data": [b_out[i], c]})
+    return {
+        "cond_graph": ctx.subgraph(cond),
+        "body_graph": ctx.subgraph(body),
+        "aliases_inputs": [{"data": sorted({b, c})} for b, c in zip(b_in, c_in)],
+        "aliases_outputs": list(b_in),
+        "aliases_updates": updates,
+    }
