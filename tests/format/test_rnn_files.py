@@ -54,3 +54,36 @@ def test_converted_rnn_matches_wheel_and_onnxruntime(kind, layers, bidirectional
             assert o.shape == w.shape
             np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("layers, bidirectional, batch_first", [(1, False, False),
+                                                                (2, True, True)])
+def test_converted_rnn_with_initial_states(kind, layers, bidirectional, batch_first,
+                                           tmp_path, rng):
+    torch.manual_seed(7)
+    cls = torch.nn.LSTM if kind == "lstm" else torch.nn.GRU
+    net = cls(FEATURES, HIDDEN, num_layers=layers, bidirectional=bidirectional,
+              batch_first=batch_first)
+    states = layers * (2 if bidirectional else 1)
+    batch = 3 if batch_first else 2
+    feed = {"x": rng.standard_normal((3, 2, FEATURES)).astype(np.float32),
+            "h0": rng.standard_normal((states, batch, HIDDEN)).astype(np.float32)}
+    names, outputs = ["x", "h0"], ["y", "h"]
+    if kind == "lstm":
+        feed["c0"] = rng.standard_normal((states, batch, HIDDEN)).astype(np.float32)
+        names, outputs = names + ["c0"], outputs + ["c"]
+    t = {k: torch.from_numpy(v) for k, v in feed.items()}
+    args = (t["x"], (t["h0"], t["c0"])) if kind == "lstm" else (t["x"], t["h0"])
+    buf = _io.BytesIO()
+    torch.onnx.export(net, args, buf, input_names=names, output_names=outputs, dynamo=False)
+    model = onnx.load_from_string(buf.getvalue())
+    path = convert_onnx(model, tmp_path)
+    want = ort.InferenceSession(buf.getvalue()).run(outputs, feed)
+    module = mnn.nn.load_module_from_file(path, names, outputs)
+    ours = [np.asarray(v.read()) for v in module.forward([feed[n] for n in names])]
+    theirs = wheel_run(path, feed, outputs)
+    for o, w, t in zip(ours, want, theirs):
+        assert o.shape == w.shape
+        np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
