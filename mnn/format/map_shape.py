@@ -497,15 +497,33 @@ def _runtime_split(ctx, op, x, axis, inputs):
     if n_out < 1:
         ctx.fail(op, "has no outputs")
     sizes = None
+    bounds = None
+    p = ctx.param(op, "Slice")
+    points = None if p["slicePoints"] is None else [int(v) for v in p["slicePoints"]]
     if len(inputs) == 2:
         sizes = [int(v) for v in np.ravel(ctx.need_static(op, inputs[1], "the split sizes"))]
         if len(sizes) == 1 and n_out > 1:
             sizes = sizes * n_out
+    elif points and p["sourceType"] == 0:
+        # Caffe: cut positions; the last part runs to the end (ONNX slices clamp the end).
+        if len(points) != n_out - 1:
+            ctx.fail(op, f"{len(points)} cut positions for {n_out} outputs")
+        bounds = np.int32([0] + points + [np.iinfo(np.int32).max])
+    elif points and len(points) == 1 and p["sourceType"] == 4:
+        sizes = points * n_out  # torch: the size of each part
+    elif points and len(points) == 1:
+        if points[0] != n_out:  # TensorFlow: the number of equal parts
+            ctx.fail(op, f"{points[0]} equal parts for {n_out} outputs")
+    elif points:
+        sizes = points
+        if sizes[-1] == -1 and -1 not in sizes[:-1] and len(sizes) == n_out:
+            bounds = np.int32([0] + list(np.cumsum(sizes[:-1])) + [np.iinfo(np.int32).max])
     axes = const(np.int32([axis]))
-    if sizes is not None:
-        if -1 in sizes or len(sizes) != n_out:
+    if sizes is not None or bounds is not None:
+        if bounds is None and (-1 in sizes or len(sizes) != n_out):
             ctx.fail(op, f"split sizes {sizes} for {n_out} outputs of a run-time shape")
-        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
+        if bounds is None:
+            bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
         return [
             _graph.apply(
                 "onnx_slice", [x, const(bounds[k : k + 1]), const(bounds[k + 1 : k + 2]), axes]
