@@ -111,6 +111,9 @@ def _decode_strided_slice(ctx, op, inputs):
     x = inputs[0] if inputs else None
     if p.get("fromType", 0) == 1:  # ONNX Slice: x, starts, ends[, axes[, steps]]
         ctx.n_inputs(op, inputs, 3, 5)
+        if x.expr.metas[x.index].shape is None or any(ctx.static(v) is None for v in inputs[1:]):
+            # Bounds or rank known only at run time (inside loops): ONNX's Slice as is.
+            return [_graph.apply("onnx_slice", list(inputs))[0]]
         starts = _static_ints(ctx, op, inputs[1], "the starts")
         ends = _static_ints(ctx, op, inputs[2], "the ends")
         axes = (
