@@ -436,6 +436,33 @@ cdef inline void _lerp_px(const uchar* p0, uchar* d, Py_ssize_t cn, Py_ssize_t s
         d[c] = <uchar>(t0 + <float>0.5)
 
 
+cdef inline void _affine_row_cells(double step, double start, Py_ssize_t n, int* cell,
+                                   float* frac) noexcept nogil:
+    # Source cell and fraction of positions step * x + start; a separate function with
+    # local constants so the loop vectorises. Positions beyond 1e7 pixels are all
+    # equally outside (the matrix is finite, so there is no NaN).
+    cdef int x, i
+    cdef double v, fl, far = 1e7, last = step * <double>(n - 1) + start
+    if -far <= start <= far and -far <= last <= far:
+        # Linear in x, so inside the range at both ends means inside everywhere: no
+        # clamp, no branch, and the loop vectorises.
+        for x in range(<int>n):
+            v = step * <double>x + start
+            # floor(v) from truncation (exact for |v| < 2^31): GCC vectorises this,
+            # not floor() itself.
+            i = <int>v
+            i = i - (<double>i > v)
+            cell[x] = i
+            frac[x] = <float>(v - <double>i)
+        return
+    for x in range(<int>n):
+        v = step * <double>x + start
+        v = -far if v < -far else (far if v > far else v)
+        fl = floor(v)
+        cell[x] = <int>fl
+        frac[x] = <float>(v - fl)
+
+
 def warp_affine_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst,
                           const double[::1] matrix, int border, const double[::1] bval,
                           int nthreads):
@@ -449,7 +476,6 @@ def warp_affine_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst,
     cdef Py_ssize_t h = src.shape[0], w = src.shape[1], cn = src.shape[2]
     cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], y, x, sx, sy
     cdef Py_ssize_t stride = w * cn
-    cdef double fx, fy, flx, fly, rx, ry
     cdef double m0 = matrix[0], m1 = matrix[1], m2 = matrix[2]
     cdef double m3 = matrix[3], m4 = matrix[4], m5 = matrix[5]
     cdef const uchar* s = &src[0, 0, 0]
@@ -465,20 +491,8 @@ def warp_affine_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst,
         axs = <float*>malloc(dw * sizeof(float))
         ays = <float*>malloc(dw * sizeof(float))
         for y in prange(dh, schedule="static"):
-            rx = m1 * y + m2
-            ry = m4 * y + m5
-            for x in range(dw):
-                # Positions beyond FAR are all equally outside (finite matrix, so no NaN).
-                fx = m0 * x + rx
-                fy = m3 * x + ry
-                fx = -FAR if fx < -FAR else (FAR if fx > FAR else fx)
-                fy = -FAR if fy < -FAR else (FAR if fy > FAR else fy)
-                flx = floor(fx)
-                fly = floor(fy)
-                ixs[x] = <int>flx
-                iys[x] = <int>fly
-                axs[x] = <float>(fx - flx)
-                ays[x] = <float>(fy - fly)
+            _affine_row_cells(m0, m1 * y + m2, dw, ixs, axs)
+            _affine_row_cells(m3, m4 * y + m5, dw, iys, ays)
             d = &dst[y, 0, 0]
             for x in range(dw):
                 sx = ixs[x]
