@@ -12,6 +12,7 @@ import mnn.express as F
 from mnn.express.ops.control_flow import Subgraph, if_, loop
 
 from .registry import onnx_op
+from .values import Sequence
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -39,9 +40,12 @@ def if_op(ctx, cond, then_branch=None, else_branch=None):
         return outs
     then_scope, then_outs = ctx.subgraph(then_branch)
     else_scope, else_outs = ctx.subgraph(else_branch)
-    _check_tensors(ctx, then_outs + else_outs, "a branch")
     if len(then_outs) != len(else_outs):
         raise ctx.error(f"the branches have {len(then_outs)} and {len(else_outs)} outputs")
+    # Sequences of one length in both branches travel as their elements.
+    layout = _sequence_layout(ctx, then_outs, else_outs)
+    then_outs, else_outs = _flatten(then_outs), _flatten(else_outs)
+    _check_tensors(ctx, then_outs + else_outs, "a branch")
     names = list(then_scope.captures) + [n for n in else_scope.captures
                                          if n not in then_scope.captures]
     outer = {}
@@ -55,7 +59,41 @@ def if_op(ctx, cond, then_branch=None, else_branch=None):
 
     then_graph = Subgraph(inputs_of(then_scope), then_outs, name=f"{ctx.name}_then")
     else_graph = Subgraph(inputs_of(else_scope), else_outs, name=f"{ctx.name}_else")
-    return if_(cond, then_graph, else_graph, [outer[n] for n in names])
+    results = if_(cond, then_graph, else_graph, [outer[n] for n in names])
+    return _regroup(results, layout)
+
+
+def _sequence_layout(ctx, then_outs, else_outs):
+    """Per output: None for a tensor, the length for a sequence (equal in both branches)."""
+    layout = []
+    for a, b in zip(then_outs, else_outs):
+        if isinstance(a, list) or isinstance(b, list):
+            if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+                raise ctx.error("the branches return sequences of different lengths (or a "
+                                "sequence and a tensor); only equal lengths are supported")
+            layout.append(len(a))
+        else:
+            layout.append(None)
+    return layout
+
+
+def _flatten(outs):
+    flat = []
+    for v in outs:
+        flat.extend(v if isinstance(v, list) else [v])
+    return flat
+
+
+def _regroup(results, layout):
+    out, i = [], 0
+    for length in layout:
+        if length is None:
+            out.append(results[i])
+            i += 1
+        else:
+            out.append(Sequence(results[i:i + length]))
+            i += length
+    return out
 
 
 @onnx_op("Loop", since=1)

@@ -354,6 +354,9 @@ class _Builder:
         domain = node.domain if node.domain != "ai.onnx" else ""
         version = opset.get(domain, 1)
         fn = find_handler(node.op_type, domain, version)
+        if fn is None:
+            self._expand_function(node, opset, env)
+            return
         ctx = NodeContext(self, node, opset, env)
         args = []
         for name in node.input:
@@ -397,6 +400,30 @@ class _Builder:
             if isinstance(var, F.Var) and var.expr.id >= first_id and var.expr.name is None:
                 var.expr.name = name
             env[name] = var
+
+    def _expand_function(self, node, opset, env):
+        """An op with no handler whose ONNX schema defines it as a function: convert the
+        function's body in place of the node (its inputs and outputs renamed)."""
+        ctx = NodeContext(self, node, opset, env)
+        args = [env[name] if name else None for name in node.input]
+        body = function_body(node, opset, args)
+        if body is None:
+            raise ctx.error("no handler and no function body")
+        scope = Scope(env, inline=True)
+        for formal, actual in zip(body.input, args):
+            if actual is not None:
+                scope[formal] = actual
+        inner = dict(opset)
+        for imp in body.opset_import:
+            inner[imp.domain if imp.domain != "ai.onnx" else ""] = int(imp.version)
+        given = {a.name: a for a in node.attribute}
+        for inner_node in body.node:
+            self.convert_node(_bind_attributes(inner_node, given), inner, scope)
+        for formal, actual in zip(body.output, node.output):
+            if actual:
+                if formal not in scope:
+                    raise ctx.error(f"function output {formal!r} is produced by no node")
+                env[actual] = scope[formal]
 
     def _defer(self, fn, node, opset, args, attrs):
         if any(isinstance(a, list) for a in args):
@@ -485,6 +512,76 @@ class DeferredNode:
         return f"DeferredNode({self.node.op_type}, {self.node.name or self.node.output[0]!r})"
 
 
+def _type_proto(var):
+    """A TypeProto describing ``var`` (for context-dependent function bodies)."""
+    tp = onnx.TypeProto()
+    if not isinstance(var, F.Var):
+        return tp
+    meta = var.expr.metas[var.index]
+    if meta.dtype is None:
+        return tp
+    tp.tensor_type.elem_type = onnx.helper.np_dtype_to_tensor_dtype(meta.dtype)
+    if meta.shape is not None:
+        for d in meta.shape:
+            tp.tensor_type.shape.dim.add().dim_value = int(d)
+    return tp
+
+
+def function_body(node, opset, args=None):
+    """The FunctionProto ONNX defines for ``node`` at the model's opset, or None."""
+    from onnx import defs
+
+    domain = node.domain if node.domain != "ai.onnx" else ""
+    version = opset.get(domain, 1)
+    try:
+        schema = defs.get_schema(node.op_type, version, domain)
+    except Exception:  # onnx raises SchemaError for unknown ops
+        return None
+    if schema.has_function:
+        body = schema.get_function_with_opset_version(version) or schema.function_body
+        if isinstance(body, bytes):
+            parsed = onnx.FunctionProto()
+            parsed.ParseFromString(body)
+            body = parsed
+        return body if body.node else None
+    if schema.has_context_dependent_function:
+        types = [_type_proto(a).SerializeToString() for a in (args or [])]
+        if args is None or any(a is not None and _unknown(a) for a in args):
+            return _ContextFunction if args is None else None
+        data = schema.get_context_dependent_function_with_opset_version(
+            version, node.SerializeToString(), types)
+        if not data:
+            return None
+        body = onnx.FunctionProto()
+        body.ParseFromString(data)
+        return body
+    return None
+
+
+# Marks "has a context-dependent body" when no input types are at hand (checking support).
+_ContextFunction = object()
+
+
+def _bind_attributes(node, given):
+    """``node`` of a function body with its ``ref_attr_name`` attributes bound to the
+    calling node's attributes (dropped when the caller does not set them)."""
+    if not any(a.ref_attr_name for a in node.attribute):
+        return node
+    out = onnx.NodeProto()
+    out.CopyFrom(node)
+    del out.attribute[:]
+    for a in node.attribute:
+        if a.ref_attr_name:
+            if a.ref_attr_name in given:
+                bound = onnx.AttributeProto()
+                bound.CopyFrom(given[a.ref_attr_name])
+                bound.name = a.name
+                out.attribute.append(bound)
+        else:
+            out.attribute.append(a)
+    return out
+
+
 def _peek_next_id():
     from mnn.express import graph as _graph
 
@@ -553,7 +650,8 @@ def unsupported_ops(model):
         for node in graph.node:
             domain = node.domain if node.domain != "ai.onnx" else ""
             version = opset.get(domain, 1)
-            if find_handler(node.op_type, domain, version) is None:
+            if find_handler(node.op_type, domain, version) is None and \
+                    function_body(node, opset) is None:
                 missing.append((node.name or (node.output[0] if node.output else ""),
                                 node.op_type, domain, version))
             for a in node.attribute:
