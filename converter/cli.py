@@ -54,13 +54,14 @@ def build_parser():
                    help="keep the inputs' original layout (default 1; mnn always keeps "
                         "NCHW: NC4HW4 is only a label here)")
     p.add_argument("--forTraining", action="store_true",
-                   help="keep training-related ops (BatchNormalization stays unfused, "
-                        "weights stay trainable)")
+                   help="keep training-related structure: BatchNormalization and "
+                        "activations stay separate ops instead of folding into convolutions")
     p.add_argument("--optimizeLevel", type=int, default=1, choices=[0, 1, 2],
                    help="graph optimisation: 0 none, 1 (default) rewrites exact for every "
                         "input, 2 also rewrites exact for common inputs")
     p.add_argument("--optimizePrefer", type=int, default=0, choices=[0, 1, 2],
-                   help="0 normal (default), 1 smallest file, 2 fastest model")
+                   help="0 normal (default), 1 smallest file (constants that a fold would "
+                        "enlarge, e.g. broadcasts, stay ops), 2 fastest model (fold all)")
     p.add_argument("--OP", action="store_true",
                    help="list the supported ONNX ops (op type and opset range) and exit")
     p.add_argument("--info", action="store_true",
@@ -194,7 +195,8 @@ def convert(args, out=None):
         raise CliError(f"mnnconvert: --weightQuantBits must be 0 or 2..8, got "
                        f"{args.weightQuantBits}")
     stats = optimize(list(outputs.values()), level=args.optimizeLevel,
-                     keep_training=args.forTraining, quantizing=args.weightQuantBits > 0)
+                     keep_training=args.forTraining, quantizing=args.weightQuantBits > 0,
+                     prefer=args.optimizePrefer)
     if args.testdir:
         _check_testdir(args.testdir, inputs, outputs, args.threshold, out)
     try:

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def optimize(outputs, level=1, keep_training=False, quantizing=False):
+def optimize(outputs, level=1, keep_training=False, quantizing=False, prefer=0):
     """Rewrite the graph above ``outputs`` (a list of Vars) in place.
 
     Parameters
@@ -44,6 +44,9 @@ def optimize(outputs, level=1, keep_training=False, quantizing=False):
     quantizing : bool
         Weights will be quantised: fully connected layers (matmul by a constant) become
         1x1 convolutions, whose weights the writer quantises (MNN does the same).
+    prefer : int
+        ``--optimizePrefer``: 1 (smallest file) keeps constant ops whose folded value
+        would be bigger than their inputs; 0 and 2 fold everything (fastest to run).
 
     Returns
     -------
@@ -53,7 +56,7 @@ def optimize(outputs, level=1, keep_training=False, quantizing=False):
     stats = {}
     if level <= 0:
         return stats
-    stats["constants folded"] = fold_constants(outputs)
+    stats["constants folded"] = fold_constants(outputs, keep_growing=prefer == 1)
     if not keep_training:
         stats["batchnorms folded into conv"] = fold_conv_batchnorm(outputs)
         stats["activations fused into conv"] = fuse_activations(outputs)

@@ -44,14 +44,23 @@ def consumers(outputs):
     return users
 
 
-def fold_constants(outputs):
-    """Replace every op whose inputs are all constants by constants; returns the count."""
+def fold_constants(outputs, keep_growing=False):
+    """Replace every op whose inputs are all constants by constants; returns the count.
+
+    With ``keep_growing`` (``--optimizePrefer 1``: smallest file) an op whose folded
+    result would hold more bytes than its inputs (broadcasts, tiles, ConstantOfShape-like
+    fills) stays an op."""
     count = 0
     for expr in topological(outputs):
         if expr.op is None or expr.op.name in _KEEP or not expr.inputs:
             continue
         if all(v.expr.kind == "const" for v in expr.inputs):
             expr.evaluate()
+            if keep_growing:
+                before = sum(v.expr.values[v.index].nbytes for v in expr.inputs)
+                after = sum(a.nbytes for a in expr.values)
+                if after > before:
+                    continue
             for var in list(expr.outputs):
                 var.fix_as_const()
             count += 1

@@ -213,3 +213,28 @@ def test_external_data_initializers(cnn_model, tmp_path):
     assert os.path.isfile(dst + ".weight")
     np.testing.assert_allclose(_run_file(dst, X)["y"].read(), want["y"], rtol=1e-4,
                                atol=1e-5)
+
+
+def test_optimize_prefer_small_keeps_growing_constants(tmp_path):
+    # Expand of a small constant to a big one: folded by default, kept as an op with
+    # --optimizePrefer 1 (a smaller file); both give onnxruntime's values.
+    nodes = [helper.make_node("Expand", ["c", "shape"], ["big"]),
+             helper.make_node("Add", ["x", "big"], ["y"])]
+    inits = [helper.make_tensor("c", TensorProto.FLOAT, [1, 1], [2.0]),
+             helper.make_tensor("shape", TensorProto.INT64, [2], [64, 64])]
+    graph = helper.make_graph(nodes, "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    src = _save(model, tmp_path)
+    x = np.random.default_rng(0).normal(size=(64, 64)).astype(np.float32)
+    want = run_ort(model, {"x": x})["y"]
+    sizes = {}
+    for prefer in ("0", "1"):
+        dst = str(tmp_path / f"p{prefer}.mnn")
+        assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                     "--optimizePrefer", prefer]) == 0
+        sizes[prefer] = os.path.getsize(dst)
+        np.testing.assert_allclose(_run_file(dst, x)["y"].read(), want, rtol=1e-6)
+    assert sizes["1"] < sizes["0"] - 64 * 64 * 4 // 2
