@@ -14,7 +14,7 @@ import numpy as np
 
 from ..express import graph as _graph
 from ..express.errors import MnnError, OpError
-from . import map_control, map_math, map_nn, map_shape, map_tensor  # noqa: F401
+from . import map_control, map_math, map_nn, map_rnn, map_shape, map_tensor  # noqa: F401
 from .errors import ModelFileError
 from .external import ExternalWeights
 from .flat import decode

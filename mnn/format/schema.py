@@ -176,6 +176,8 @@ _TABLE_TEXT = {
     "external:[i64]",
     "RandomUniform": "seed:i32 seed2:i32 type:i32=1@DataType low:f32=0 high:f32=1",
     "LSTMBlockCell": "cell_clip:f32=3 forget_bias:f32=1 use_peephole:bool",
+    "LSTM": "outputCount:i32 weightSize:i32 clippingThreshold:f32 weightI:Blob weightH:Blob "
+    "bias:Blob weightIQ:Blob weightIA:Blob quantScale:f32",
     # UserDefine.fbs
     "TensorConvertInfo": "source:i8@MNN_DATA_FORMAT dest:i8@MNN_DATA_FORMAT",
     "GridSample": "mode:i8 paddingMode:i8 alignCorners:bool backward:bool",

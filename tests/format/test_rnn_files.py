@@ -87,3 +87,29 @@ def test_converted_rnn_with_initial_states(kind, layers, bidirectional, batch_fi
         assert o.shape == w.shape
         np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layers, bidirectional, batch_first", [(1, False, False),
+                                                                (2, True, True)])
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_converted_plain_rnn(nonlinearity, layers, bidirectional, batch_first, tmp_path, rng):
+    """nn.RNN stays one MNN ``RNN`` op. Its file has no field for the activation and the
+    wheel computes tanh even for a relu RNN (its converter drops the attribute): mnn reads
+    the file as the wheel runs it, so a relu model matches the wheel, not onnxruntime."""
+    torch.manual_seed(3)
+    net = torch.nn.RNN(FEATURES, HIDDEN, num_layers=layers, nonlinearity=nonlinearity,
+                       bidirectional=bidirectional, batch_first=batch_first)
+    x = rng.standard_normal((3, 2, FEATURES)).astype(np.float32)
+    buf = _io.BytesIO()
+    torch.onnx.export(net, (torch.from_numpy(x),), buf, input_names=["x"],
+                      output_names=["y", "h"], dynamo=False)
+    path = convert_onnx(onnx.load_from_string(buf.getvalue()), tmp_path)
+    want = ort.InferenceSession(buf.getvalue()).run(["y", "h"], {"x": x})
+    module = mnn.nn.load_module_from_file(path, ["x"], ["y", "h"])
+    ours = [np.asarray(v.read()) for v in module.forward([x])]
+    theirs = wheel_run(path, {"x": x}, ["y", "h"])
+    for o, w, t in zip(ours, want, theirs):
+        assert o.shape == w.shape
+        np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
+        if nonlinearity == "tanh":
+            np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-6)
