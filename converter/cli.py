@@ -17,6 +17,8 @@ import sys
 
 import numpy as np
 
+from mnn.express import Var as F_Var
+
 __all__ = ["build_parser", "convert", "main"]
 
 
@@ -51,8 +53,9 @@ def build_parser():
     p.add_argument("--saveExternalData", action="store_true",
                    help="store weights in a separate <MNNModel>.weight file")
     p.add_argument("--keepInputFormat", type=int, default=1, choices=[0, 1],
-                   help="keep the inputs' original layout (default 1; mnn always keeps "
-                        "NCHW: NC4HW4 is only a label here)")
+                   help="1 (default): 4-d inputs keep their NCHW label; 0: they are "
+                        "labelled NC4HW4 as MNN's automatic layout does (the data stays "
+                        "NCHW: NC4HW4 is only a label in mnn)")
     p.add_argument("--forTraining", action="store_true",
                    help="keep training-related structure: BatchNormalization and "
                         "activations stay separate ops instead of folding into convolutions")
@@ -194,6 +197,12 @@ def convert(args, out=None):
     if not (args.weightQuantBits == 0 or 2 <= args.weightQuantBits <= 8):
         raise CliError(f"mnnconvert: --weightQuantBits must be 0 or 2..8, got "
                        f"{args.weightQuantBits}")
+    if not args.keepInputFormat:
+        from mnn.express.formats import NC4HW4
+
+        for var in inputs.values():
+            if isinstance(var, F_Var) and len(_declared(var)) == 4:
+                var.expr.data_format = NC4HW4
     stats = optimize(list(outputs.values()), level=args.optimizeLevel,
                      keep_training=args.forTraining, quantizing=args.weightQuantBits > 0,
                      prefer=args.optimizePrefer)
@@ -221,6 +230,11 @@ def convert(args, out=None):
         print("optimizations: " + ", ".join(f"{k} {v}" for k, v in stats.items() if v),
               file=out)
     return outputs
+
+
+def _declared(var):
+    shape = var.expr.attrs.get("declared_shape", var.expr.metas[0].shape)
+    return list(shape) if shape is not None else []
 
 
 def _distinct_outputs(inputs, outputs):

@@ -238,3 +238,20 @@ def test_optimize_prefer_small_keeps_growing_constants(tmp_path):
         sizes[prefer] = os.path.getsize(dst)
         np.testing.assert_allclose(_run_file(dst, x)["y"].read(), want, rtol=1e-6)
     assert sizes["1"] < sizes["0"] - 64 * 64 * 4 // 2
+
+
+def test_keep_input_format_0_labels_inputs_nc4hw4(cnn_model, tmp_path):
+    src = _save(cnn_model, tmp_path)
+    formats = {}
+    for keep in ("1", "0"):
+        dst, js = str(tmp_path / f"k{keep}.mnn"), str(tmp_path / f"k{keep}.json")
+        assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                     "--keepInputFormat", keep]) == 0
+        assert main(["-f", "MNN", "--modelFile", dst, "--JsonFile", js]) == 0
+        with open(js) as fh:
+            net = json.load(fh)
+        (inp,) = [op for op in net["oplists"] if op.get("type") == "Input"]
+        formats[keep] = inp["main"]["dformat"]
+        np.testing.assert_allclose(_run_file(dst, X)["y"].read(),
+                                   run_ort(cnn_model, {"x": X})["y"], rtol=1e-4, atol=1e-5)
+    assert formats == {"1": "NCHW", "0": "NC4HW4"}
