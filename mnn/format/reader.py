@@ -15,6 +15,7 @@ import numpy as np
 from ..express import graph as _graph
 from ..express.errors import MnnError, OpError
 from . import map_control, map_math, map_nn, map_rnn, map_shape, map_tensor  # noqa: F401
+from .deferred import DECODE_ERRORS, DeferredDecode
 from .errors import ModelFileError
 from .external import ExternalWeights
 from .flat import decode
@@ -186,10 +187,15 @@ def _run_ops(ctx, oplist, names, where, overrides=None):
             raise ModelFileError(f"mnn: {here}: op type {type_name} is not supported by mnn")
         try:
             outs = decode_op(ctx, op, ins)
-        except ModelFileError:
-            raise
-        except (OpError, MnnError, ValueError, TypeError, IndexError) as exc:
-            raise ModelFileError(f"mnn: {here}: {exc}") from None
+        except DECODE_ERRORS as exc:
+            if not any(v.expr.metas[v.index].shape is None for v in ins):
+                if isinstance(exc, ModelFileError):
+                    raise
+                raise ModelFileError(f"mnn: {here}: {exc}") from None
+            # It needs a shape that only run time knows (inside a loop body): decode it
+            # when it runs, from the actual inputs.
+            node = DeferredDecode(ctx, op, decode_op, ins, len(out_idx), here)
+            outs = _graph.apply("onnx_deferred", ins, node=node) if out_idx else []
         if len(outs) < len(out_idx):
             raise ModelFileError(
                 f"mnn: {here}: the file lists {len(out_idx)} outputs, the op gives {len(outs)}"
