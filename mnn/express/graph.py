@@ -20,7 +20,7 @@ from .formats import NCHW
 from .optable import TensorMeta, get_op
 from .var import Var
 
-__all__ = ["Expr", "apply", "SOURCE_KINDS"]
+__all__ = ["Expr", "apply", "evaluate_many", "SOURCE_KINDS"]
 
 # Kinds of source Exprs (no op, a value of their own).
 PLACEHOLDER = "placeholder"
@@ -111,13 +111,6 @@ class Expr:
         self.version += 1
 
     # -- evaluation --------------------------------------------------------------------
-    def _fresh(self):
-        if self.op is None:
-            return True
-        if self.values is None:
-            return False
-        return self.input_versions == tuple(v.expr.version for v in self.inputs)
-
     def evaluate(self):
         """Compute this Expr's outputs if stale (and everything stale above it)."""
         if self.op is None:
@@ -131,22 +124,7 @@ class Expr:
                     [v.expr.version for v in self.inputs]):
                 self._compute()
             return self.values
-        order = _stale_order(self)
-        fused = _fusion().plan(order) if len(order) > 1 else None
-        if not fused:
-            for expr in order:
-                expr._compute()
-            return self.values
-        skipped = {id(producer) for _, producer in fused.values()}
-        for expr in order:
-            if id(expr) in skipped:
-                continue
-            pair = fused.get(id(expr))
-            if pair is not None and not _fusion().compute_fused(*pair):
-                pair[1]._compute()  # the arrays did not allow fusing: compute normally
-                pair = None
-            if pair is None:
-                expr._compute()
+        _run_order(_stale_order([self]))
         return self.values
 
     def store_result(self, out):
@@ -295,35 +273,88 @@ def _ancestors(root):
     return order
 
 
-def _stale_order(root):
-    """Stale op Exprs above and including ``root``, inputs before consumers.
+def _stale_order(roots):
+    """Stale op Exprs above and including each of ``roots``, inputs before consumers.
 
-    Iterative (graphs of thousands of ops would overflow Python's recursion limit). An
-    Expr is stale when it has no values, an input is stale, or an input's version moved.
+    One walk for all roots (reading several outputs, e.g. every gradient of a step,
+    shares the graph above them). Iterative: graphs of thousands of ops would overflow
+    Python's recursion limit. An Expr is stale when it has no values, an input is stale,
+    or an input's version moved since it computed.
     """
     order = []
-    state = {}  # id -> True (stale) / False (fresh), once decided
-    stack = [(root, False)]
+    state = {}  # Expr id -> True (stale) / False (fresh), once decided; sources absent
+    stack = [(root, False) for root in reversed(roots) if root.op is not None]
+    pop, push = stack.pop, stack.append
     while stack:
-        expr, expanded = stack.pop()
-        if expr.id in state:
+        expr, expanded = pop()
+        eid = expr.id
+        if eid in state:
             continue
-        if expr.op is None:
-            state[expr.id] = False
-            continue
+        inputs = expr.inputs
         if not expanded:
-            stack.append((expr, True))
-            for v in expr.inputs:
-                if v.expr.id not in state:
-                    stack.append((v.expr, False))
+            push((expr, True))
+            for v in inputs:
+                src = v.expr
+                if src.op is not None and src.id not in state:
+                    push((src, False))
             continue
-        stale = (expr.values is None
-                 or any(state.get(v.expr.id, False) for v in expr.inputs)
-                 or not expr._fresh())
-        state[expr.id] = stale
+        stale = expr.values is None or expr.input_versions != tuple(
+            [v.expr.version for v in inputs])
+        if not stale:
+            for v in inputs:
+                if state.get(v.expr.id, False):
+                    stale = True
+                    break
+        state[eid] = stale
         if stale:
             order.append(expr)
     return order
+
+
+def _run_order(order):
+    """Compute the stale Exprs of ``order`` (from :func:`_stale_order`) in turn, fusing
+    multiply-add pairs the fusion planner finds."""
+    fused = _fusion().plan(order) if len(order) > 1 else None
+    if not fused:
+        for expr in order:
+            expr._compute()
+        return
+    skipped = {id(producer) for _, producer in fused.values()}
+    for expr in order:
+        if id(expr) in skipped:
+            continue
+        pair = fused.get(id(expr))
+        if pair is not None and not _fusion().compute_fused(*pair):
+            pair[1]._compute()  # the arrays did not allow fusing: compute normally
+            pair = None
+        if pair is None:
+            expr._compute()
+
+
+def evaluate_many(variables):
+    """Values of several Vars, computing what is stale above them in one graph walk.
+
+    Reading Vars one by one walks the shared graph above them once each; an optimizer
+    step reading every gradient would pay that walk per parameter.
+
+    Parameters
+    ----------
+    variables : list of Var
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The engine's cached (read-only) values, one per Var.
+    """
+    variables = list(variables)
+    exprs = [v.expr for v in variables]
+    _run_order(_stale_order(exprs))
+    values = []
+    for v, expr in zip(variables, exprs):
+        if expr.values is None:
+            expr.evaluate()  # an unwritten placeholder: raises its clear error
+        values.append(expr.values[v.index])
+    return values
 
 
 def _meta_of(array):

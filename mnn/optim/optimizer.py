@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import express as F
 from ..express.errors import MnnError
+from ..express.graph import evaluate_many
 
 __all__ = ["Optimizer", "Grad", "Regularization_Method", "L1", "L2", "L1L2"]
 
@@ -186,7 +187,8 @@ class Optimizer:
         params = self.trainable()
         if not params:
             return False
-        grads = [np.asarray(g) for g in self._gradients(loss, params)]
+        # One walk of the graph for every gradient (they share the forward pass).
+        grads = evaluate_many(self._gradients(loss, params))
         for p in _module_parameters(self._module):
             if p.expr.op is not None:
                 p.fix_as_const()
