@@ -10,12 +10,11 @@ ratios are ours / theirs (below 1: we are faster).
   ``load_as_dict``);
 - 8-bit save: ``save(..., weight_quant_bits=8)`` (the wheel has no Python API for this).
 
-Run: ``python benchmarks/bench_format.py [repeats]``.
+Run: ``python benchmarks/bench_format.py [--repeat N]``.
 """
 
 import os
 import statistics
-import sys
 import tempfile
 import time
 
@@ -93,4 +92,8 @@ def main(repeats=7):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per case (median)")
+    main(parser.parse_args().repeat)
