@@ -18,6 +18,7 @@ A decoder error surfaces then, as a :class:`ModelFileError` naming the op.
 from ..express.errors import MnnError, OpError
 from ..express.var import const, placeholder
 from .errors import ModelFileError
+from .mapping import encoder
 
 __all__ = ["DECODE_ERRORS", "DeferredDecode"]
 
@@ -81,6 +82,11 @@ class DeferredDecode:
         except DECODE_ERRORS:
             return None
 
+    def encode_op(self, ctx, expr):
+        """Write the op back as the file had it (its type and parameter table)."""
+        ctx.emit(expr, self.op["_type_name"], self.op.get("main_type"), self.op.get("main"),
+                 expr.inputs)
+
     def run(self, arrays):
         """The op's outputs for input ``arrays``."""
         sig = tuple((a.shape, a.dtype.str) for a in arrays)
@@ -94,3 +100,12 @@ class DeferredDecode:
         outs = self._decode([v if v is not None else const(a, dtype=a.dtype)
                              for v, a in zip(self.consts, arrays)])
         return [out.read() for out in outs]
+
+
+@encoder("onnx_deferred")
+def _encode_deferred(ctx, expr):
+    node = expr.attrs["node"]
+    if not hasattr(node, "encode_op"):
+        ctx.fail(expr, "an ONNX node the converter left to run time has no MNN op; convert "
+                       "with static input shapes")
+    node.encode_op(ctx, expr)

@@ -49,17 +49,10 @@ def _encode_input(ctx, expr):
     dims = expr.attrs.get("declared_shape", meta.shape)
     # MNN computes booleans and 64-bit integers as int32 (see mapping.file_dtype).
     dtype = file_dtype(meta.dtype)
-    ctx.emit(
-        expr,
-        "Input",
-        "Input",
-        {
-            "dims": np.asarray(dims, np.int32),
-            "dtype": datatype_of(dtype),
-            "dformat": _FORMAT_CODES.get(expr.data_format, 0),
-        },
-        [],
-    )
+    param = {"dtype": datatype_of(dtype), "dformat": _FORMAT_CODES.get(expr.data_format, 0)}
+    if dims is not None:  # no dims: not even the rank is known (a loop body's input)
+        param["dims"] = np.asarray(dims, np.int32)
+    ctx.emit(expr, "Input", "Input", param, [])
 
 
 def _blob_reader(ctx, op):
@@ -210,9 +203,16 @@ def _decode_squeeze(ctx, op, inputs):
 
 @encoder("squeeze")
 def _encode_squeeze(ctx, expr):
-    in_shape = expr.inputs[0].shape
-    axes = expr.attrs.get("axes") or [i for i, d in enumerate(in_shape) if d == 1]
-    axes = [a + len(in_shape) if a < 0 else a for a in axes]
+    x = expr.inputs[0]
+    axes = expr.attrs.get("axes")
+    # Inside loop bodies the input's shape may be known only at run time: it is needed
+    # only to list the unit axes or resolve negative ones.
+    if not axes and x.expr.metas[x.index].shape is None:
+        axes = []  # MNN's Squeeze without dims drops every unit dimension, as ours does
+    elif not axes or any(a < 0 for a in axes):
+        in_shape = x.shape
+        axes = axes or [i for i, d in enumerate(in_shape) if d == 1]
+        axes = [a + len(in_shape) if a < 0 else a for a in axes]
     ctx.emit(
         expr, "Squeeze", "SqueezeParam", {"squeezeDims": np.asarray(axes, np.int32)}, expr.inputs
     )

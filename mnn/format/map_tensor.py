@@ -64,6 +64,10 @@ class _RuntimeAxisGather:
 
     n_outputs = 1
 
+    def encode_op(self, ctx, expr):
+        """Written back as the file's GatherV2 with its axis input."""
+        ctx.emit(expr, "GatherV2", None, None, expr.inputs)
+
     def run(self, arrays):
         from ..express.var import const
 

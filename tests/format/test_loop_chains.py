@@ -11,6 +11,7 @@ from format_oracle import ours_run, wheel_run
 from mnn.express import io
 from mnn.express.ops import movement
 from mnn.express.ops.control_flow import Subgraph, loop
+from mnn.format.reader import load_graph
 
 
 def _numpy(x, sizes):
@@ -80,3 +81,8 @@ def test_rank_needing_op_in_a_body_fed_by_a_scan(name, tmp_path, rng):
     (theirs,) = wheel_run(path, {"x": value}, ["out"])
     np.testing.assert_allclose(ours, expect, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(theirs, expect, rtol=1e-5, atol=1e-7)
+    # Read back by us (the op decoded at run time) and written again: still the wheel's op.
+    rewritten = str(tmp_path / "rewritten.mnn")
+    io.save(load_graph(path).outputs, rewritten)
+    (again,) = wheel_run(rewritten, {"x": value}, ["out"])
+    np.testing.assert_allclose(again, expect, rtol=1e-5, atol=1e-7)
