@@ -327,6 +327,13 @@ def _tf_while_param(ctx, expr):
                 or (c in b_in and b_in.index(c) != i):
             ctx.fail(expr, f"subgraph input names {b!r}/{c!r} of loop value {i} are ambiguous "
                            "between the body and the cond graph; rename the placeholders")
+    flag = cond.outputs[0]
+    dtype = flag.expr.metas[flag.index].dtype
+    if dtype is None or dtype.kind not in "biu":
+        # MNN reads the first element of the cond graph's output as an int32 (it computes
+        # bools and 64-bit integers as int32).
+        ctx.fail(expr, f"the cond graph's output is {dtype}; MNN needs a bool or an integer "
+                       "there (cast it)")
     for out in b_out:
         if out in c_out:
             ctx.fail(expr, f"body output {out!r} has the name of a cond graph output")

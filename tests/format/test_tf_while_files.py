@@ -126,3 +126,14 @@ def test_reader_rejects_bad_while_aliases(corrupt, message, tmp_path):
     corrupt(_while_op(net))
     with pytest.raises(ModelFileError, match=message):
         build_graph(net)
+
+
+def test_writer_rejects_a_float_cond(tmp_path):
+    """MNN reads the cond graph's output as int32: a float flag would be misread."""
+    specs = [([], np.float32)]
+    cond = Subgraph.trace(lambda v: [F.cast(F.less(v, 3.0), np.float32)], specs)
+    body = Subgraph.trace(lambda v: [v + 1.0], specs)
+    (out,) = while_(cond, body, [F.const(np.float32(0))])
+    np.testing.assert_array_equal(out.read(), np.float32(3))
+    with pytest.raises(ModelFileError, match="cond graph's output is float32"):
+        io.save({"out": out}, str(tmp_path / "float_cond.mnn"))
