@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from format_oracle import ours_run, wheel_run
 
+import mnn
 from mnn.express import io
 from mnn.express.ops.control_flow import Subgraph, while_
 from mnn.format.errors import ModelFileError
@@ -52,10 +53,13 @@ def test_counted_while_written_by_us_runs_in_wheel(start, tmp_path, rng):
     expect = _counted_numpy(value, start)
     theirs = wheel_run(path, feed, ["i", "v", "acc"])
     ours = ours_run(path, feed, ["i", "v", "acc"])
-    for o, t, e, g in zip(ours, theirs, expect, outs):
+    module = mnn.nn.load_module_from_file(path, ["x", "start"], ["i", "v", "acc"])
+    loaded = [np.asarray(v.read()) for v in module.forward([value, feed["start"]])]
+    for o, t, e, g, m in zip(ours, theirs, expect, outs, loaded):
         np.testing.assert_allclose(g.read(), e, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(t, e, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(o, e, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(m, e, rtol=1e-6, atol=1e-6)
 
 
 def test_data_dependent_while_with_swapped_values_runs_in_wheel(tmp_path, rng):
