@@ -11,7 +11,8 @@ uint8 with fixed-point weights (OpenCV's 11-bit coefficients) follows OpenCV's i
 rounding: the horizontal sums stay exact and the vertical pass rounds once,
 ``(sum + 2^21) >> 22``.
 """
-from cython.parallel cimport prange
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, free
 from libc.math cimport lrintf
 
 ctypedef fused src_t:
@@ -202,3 +203,43 @@ def gather(const src_t[:, :, ::1] src, const int[::1] ys, const int[::1] xs,
             sx = xs[x] * cn
             for c in range(cn):
                 out[x * cn + c] = row[sx + c]
+
+
+def resize_linear_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1] yofs,
+                            const int[:, ::1] yw, const int[::1] idx0, const int[::1] idx1,
+                            const int[::1] w0, const int[::1] w1,
+                            unsigned char[:, :, ::1] dst, int nthreads):
+    """Bilinear uint8 resize, vertical pass first (for strong downscales).
+
+    Per output row, ``buf = yw[y, 0] * src[yofs[y, 0]] + yw[y, 1] * src[yofs[y, 1]]``
+    over the whole row (contiguous, vectorised), then for each output value j,
+    ``dst = clamp((w0[j] * buf[idx0[j]] + w1[j] * buf[idx1[j]] + 2^21) >> 22)``.
+    Both passes are exact integers (at most 255 * 2^11 * 2^11 < 2^31), so the result is
+    the same sum as the horizontal-first order. ``idx0/idx1`` hold per-value offsets
+    into the row (``xofs * cn + c``), validated by the caller to lie in the row.
+    """
+    cdef Py_ssize_t dh = dst.shape[0], m = dst.shape[1] * dst.shape[2]
+    cdef Py_ssize_t rowlen = src.shape[1] * src.shape[2], y, j
+    cdef const unsigned char* r0
+    cdef const unsigned char* r1
+    cdef const int* i0 = &idx0[0]
+    cdef const int* i1 = &idx1[0]
+    cdef const int* c0 = &w0[0]
+    cdef const int* c1 = &w1[0]
+    cdef unsigned char* out
+    cdef int* buf
+    cdef int a, b, v
+    with nogil, parallel(num_threads=nthreads):
+        buf = <int*>malloc(rowlen * sizeof(int))
+        for y in prange(dh, schedule="static"):
+            r0 = &src[yofs[y, 0], 0, 0]
+            r1 = &src[yofs[y, 1], 0, 0]
+            a = yw[y, 0]
+            b = yw[y, 1]
+            for j in range(rowlen):
+                buf[j] = r0[j] * a + r1[j] * b
+            out = &dst[y, 0, 0]
+            for j in range(m):
+                v = (c0[j] * buf[i0[j]] + c1[j] * buf[i1[j]] + (1 << 21)) >> 22
+                out[j] = <unsigned char>(0 if v < 0 else (255 if v > 255 else v))
+        free(buf)

@@ -46,12 +46,40 @@ def _row_tables(ssize, dsize, factor, interpolation, use_area, fixed):
     return rows, remapped, yw
 
 
-def _separable(src, dh, dw, xtab, ytab, fixed):
+@functools.lru_cache(maxsize=64)
+def _value_taps(ssize, dsize, factor, cn):
+    # Per output value j = x * cn + c of a bilinear uint8 resize: the two row offsets
+    # it reads and their weights.
+    xofs, xw = _axis_taps(ssize, dsize, factor, C.INTER_LINEAR, False, True)
+    chan = np.arange(cn, dtype=np.intc)
+    tabs = [(xofs[:, k:k + 1] * cn + chan).reshape(-1) for k in (0, 1)]
+    tabs += [np.repeat(xw[:, k], cn) for k in (0, 1)]
+    tabs = tuple(np.ascontiguousarray(t, dtype=np.intc) for t in tabs)
+    for t in tabs:
+        t.setflags(write=False)
+    return tabs
+
+
+def _vertical_first(sw, dw, rows, dh):
+    # A strong bilinear downscale reads about two source rows per output row: blending
+    # those two whole rows first (contiguous, vectorised) and then sampling one row is
+    # cheaper than filtering both rows horizontally, as long as the source row is not
+    # much wider than the output row.
+    return len(rows) > 1.5 * dh and sw <= 16 * dw
+
+
+def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None):
     xofs, xw = xtab
     rows, yofs, yw = ytab
     cn = src.shape[2]
     n = threads(dh * dw * cn)
     dst = np.empty((dh, dw, cn), dtype=src.dtype)
+    if vfirst is not None:
+        # Offsets come from tables clamped into the image, so every index is in the row.
+        yabs, sx_factor = vfirst
+        i0, i1, w0, w1 = _value_taps(src.shape[1], dw, sx_factor, cn)
+        _k.resize_linear_u8_vfirst(src, yabs, yw, i0, i1, w0, w1, dst, n)
+        return dst
     if fixed:
         tmp = np.empty((len(rows), dw, cn), dtype=np.intc)
         _k.hpass_u8_fixed(src, rows, xofs, xw, tmp, n)
@@ -134,7 +162,10 @@ def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=C.INTER_LINEAR):
         fixed = hwc.dtype == np.uint8 and not use_area
         xtab = _axis_taps(sw, dw, fx, interpolation, use_area, fixed)
         ytab = _row_tables(sh, dh, fy, interpolation, use_area, fixed)
-        out = _separable(hwc, dh, dw, xtab, ytab, fixed)
+        vfirst = None
+        if fixed and interpolation == C.INTER_LINEAR and _vertical_first(sw, dw, ytab[0], dh):
+            vfirst = (_axis_taps(sh, dh, fy, interpolation, use_area, fixed)[0], fx)
+        out = _separable(hwc, dh, dw, xtab, ytab, fixed, vfirst)
     if arr.ndim == 2:
         out = out[:, :, 0]
     return wrap(out, src, batch)

@@ -44,6 +44,16 @@ def test_resize_factors_gray_and_channels(gray, photo4, interp):
                     cv2.resize(five, (17, 23), interpolation=interp))
 
 
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("dsize", [(224, 224), (61, 37), (300, 90), (500, 150)])
+def test_resize_strong_downscale(channels, dsize):
+    # Large bilinear downscales of uint8 take the vertical-first path.
+    src = photo_like(541, 963, channels, seed=5)
+    assert_close_u8(cv.resize(src, dsize), cv2.resize(src, dsize))
+    assert_close_u8(cv.resize(src, dsize, interpolation=cv2.INTER_LINEAR_EXACT),
+                    cv2.resize(src, dsize, interpolation=cv2.INTER_LINEAR_EXACT))
+
+
 def test_resize_var_and_batch(photo):
     out = cv.resize(F.const(photo), (64, 48))
     assert isinstance(out, F.Var)
