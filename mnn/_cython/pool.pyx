@@ -156,14 +156,34 @@ cdef inline real_t _nanmax(real_t a, real_t b) noexcept nogil:
     return a if a != a else m
 
 
+cdef inline void _phase_bounds(Py_ssize_t p, Py_ssize_t sw, Py_ssize_t pl, Py_ssize_t W,
+                               Py_ssize_t L, Py_ssize_t* i0, Py_ssize_t* i1) noexcept nogil:
+    # Phase p holds padded columns q = p + sw*i, i.e. input columns ix = p + sw*i - pl.
+    # [i0, i1) are the i whose ix lies inside 0..W-1 (clipped to the phase length L).
+    cdef Py_ssize_t a = pl - p
+    cdef Py_ssize_t lo = 0 if a <= 0 else (a + sw - 1) // sw
+    cdef Py_ssize_t b = W + pl - p
+    cdef Py_ssize_t hi = 0 if b <= 0 else (b + sw - 1) // sw
+    if lo > L:
+        lo = L
+    if hi > L:
+        hi = L
+    if hi < lo:
+        hi = lo
+    i0[0] = lo
+    i1[0] = hi
+
+
 def max_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
                         Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
                         Py_ssize_t pt, Py_ssize_t pl, int nthreads=1):
     """Max pooling with a regular window grid (``y`` overwritten).
 
-    Each (n, c) plane is copied into a scratch plane padded with -inf that covers every
-    window (rows ``0 .. (OH-1)*sh + kh``), so the loops have no bounds tests: first the
-    max over the ``kh`` rows of a window band, then over ``kw`` columns of that band.
+    Per output row: the max over the window's rows that lie inside the image (padding
+    rows are -inf and cannot win), written de-interleaved into ``sw`` phase rows (phase
+    ``p`` holds padded columns ``p + sw*i``, -inf outside the image), so that window
+    column ``j`` of output ``ox`` is ``phase[j % sw][ox + j // sw]``: the column max is
+    then ``kw`` contiguous, vectorizable passes written straight into ``y``.
     """
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t OH = y.shape[2], OW = y.shape[3]
@@ -173,55 +193,71 @@ def max_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
         raise ValueError("pool kernel: bad window geometry")
     if N == 0 or C == 0 or OH == 0 or OW == 0:
         return
-    cdef Py_ssize_t Hp = (OH - 1) * sh + kh, Wp = (OW - 1) * sw + kw
+    # Padded width covering every window; phase p has L >= ceil((Wp - p) / sw) slots.
+    cdef Py_ssize_t Wp = (OW - 1) * sw + kw, L = Wp // sw + 1
     dt = np.float32 if real_t is float else np.float64
-    scratch = np.empty((nthreads, Hp * Wp + Wp), dtype=dt)
+    scratch = np.empty((nthreads, sw * L + W), dtype=dt)
     cdef real_t[:, ::1] buf = scratch
-    cdef Py_ssize_t job, n, c, r, q, iy, oy, ox, i, j, tid, q0, q1
-    cdef real_t* plane
-    cdef real_t* band
-    cdef real_t v
-    q0 = min(pl, Wp)
-    q1 = max(min(W + pl, Wp), q0)
+    cdef Py_ssize_t job, n, c, r, i, p, j, oy, ox, ix, tid, r0, r1, i0, i1, off
+    cdef real_t* ph
+    cdef real_t* rb
+    cdef real_t* dst
+    cdef real_t* out
+    cdef const real_t* src
     with nogil:
         for job in prange(N * C, num_threads=nthreads, schedule="static"):
             tid = openmp.omp_get_thread_num()
             n = job // C
             c = job % C
-            plane = &buf[tid, 0]
-            band = plane + Hp * Wp
-            for r in range(Hp):
-                iy = r - pt
-                if iy < 0 or iy >= H:
-                    for q in range(Wp):
-                        plane[r * Wp + q] = -INFINITY
-                    continue
-                for q in range(q0):
-                    plane[r * Wp + q] = -INFINITY
-                for q in range(q0, q1):
-                    plane[r * Wp + q] = x[n, c, iy, q - pl]
-                for q in range(q1, Wp):
-                    plane[r * Wp + q] = -INFINITY
+            ph = &buf[tid, 0]
+            rb = ph + sw * L
             for oy in range(OH):
-                for q in range(Wp):
-                    band[q] = plane[oy * sh * Wp + q]
-                for i in range(1, kh):
-                    for q in range(Wp):
-                        band[q] = _nanmax(plane[(oy * sh + i) * Wp + q], band[q])
+                r0 = oy * sh - pt
+                r1 = r0 + kh
+                if r0 < 0:
+                    r0 = 0
+                if r1 > H:
+                    r1 = H
+                if r0 < r1 and W > 0:
+                    # Rows of the window inside the image, reduced contiguously first.
+                    src = &x[n, c, r0, 0]
+                    for ix in range(W):
+                        rb[ix] = src[ix]
+                    for r in range(r0 + 1, r1):
+                        src = &x[n, c, r, 0]
+                        for ix in range(W):
+                            rb[ix] = _nanmax(src[ix], rb[ix])
+                for p in range(sw):
+                    dst = ph + p * L
+                    _phase_bounds(p, sw, pl, W, L, &i0, &i1)
+                    for i in range(i0):
+                        dst[i] = -INFINITY
+                    for i in range(i1, L):
+                        dst[i] = -INFINITY
+                    if r0 >= r1 or W == 0:
+                        for i in range(i0, i1):
+                            dst[i] = -INFINITY
+                        continue
+                    off = p - pl
+                    for i in range(i0, i1):
+                        dst[i] = rb[off + sw * i]
+                out = &y[n, c, oy, 0]
                 for ox in range(OW):
-                    v = band[ox * sw]
-                    for j in range(1, kw):
-                        v = _nanmax(band[ox * sw + j], v)
-                    y[n, c, oy, ox] = v
+                    out[ox] = ph[ox]
+                for j in range(1, kw):
+                    src = ph + (j % sw) * L + j // sw
+                    for ox in range(OW):
+                        out[ox] = _nanmax(src[ox], out[ox])
 
 
 def avg_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
                         Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
                         Py_ssize_t pt, Py_ssize_t pl, const real_t[::1] divh,
                         const real_t[::1] divw, int nthreads=1):
-    """Average pooling with a regular window grid (``y`` overwritten): window sums over
-    a zero-padded scratch plane (band of ``kh`` rows, then ``kw`` columns), divided by
-    ``divh[oy] * divw[ox]``."""
+    """Average pooling with a regular window grid (``y`` overwritten): per output row the
+    sum of the window's rows inside the image (padding adds zeros), de-interleaved into
+    ``sw`` phase rows as in ``max_forward_regular``; then the ``kw`` column sums in
+    window order, divided by ``divh[oy] * divw[ox]``."""
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t OH = y.shape[2], OW = y.shape[3]
     if x.shape[0] != y.shape[0] or x.shape[1] != y.shape[1]:
@@ -232,44 +268,61 @@ def avg_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
         raise ValueError("pool kernel: divisor tables do not match the output size")
     if N == 0 or C == 0 or OH == 0 or OW == 0:
         return
-    cdef Py_ssize_t Hp = (OH - 1) * sh + kh, Wp = (OW - 1) * sw + kw
+    cdef Py_ssize_t Wp = (OW - 1) * sw + kw, L = Wp // sw + 1
     dt = np.float32 if real_t is float else np.float64
-    scratch = np.empty((nthreads, Hp * Wp + Wp), dtype=dt)
+    scratch = np.empty((nthreads, sw * L + W), dtype=dt)
     cdef real_t[:, ::1] buf = scratch
-    cdef Py_ssize_t job, n, c, r, q, iy, oy, ox, i, j, tid, q0, q1
-    cdef real_t* plane
-    cdef real_t* band
-    cdef real_t v, d
-    q0 = min(pl, Wp)
-    q1 = max(min(W + pl, Wp), q0)
+    cdef Py_ssize_t job, n, c, r, i, p, j, oy, ox, ix, tid, r0, r1, i0, i1, off
+    cdef real_t* ph
+    cdef real_t* rb
+    cdef real_t* dst
+    cdef real_t* out
+    cdef const real_t* src
+    cdef real_t d
     with nogil:
         for job in prange(N * C, num_threads=nthreads, schedule="static"):
             tid = openmp.omp_get_thread_num()
             n = job // C
             c = job % C
-            plane = &buf[tid, 0]
-            band = plane + Hp * Wp
-            for r in range(Hp):
-                iy = r - pt
-                if iy < 0 or iy >= H:
-                    for q in range(Wp):
-                        plane[r * Wp + q] = 0
-                    continue
-                for q in range(q0):
-                    plane[r * Wp + q] = 0
-                for q in range(q0, q1):
-                    plane[r * Wp + q] = x[n, c, iy, q - pl]
-                for q in range(q1, Wp):
-                    plane[r * Wp + q] = 0
+            ph = &buf[tid, 0]
+            rb = ph + sw * L
             for oy in range(OH):
-                for q in range(Wp):
-                    band[q] = plane[oy * sh * Wp + q]
-                for i in range(1, kh):
-                    for q in range(Wp):
-                        band[q] = band[q] + plane[(oy * sh + i) * Wp + q]
+                r0 = oy * sh - pt
+                r1 = r0 + kh
+                if r0 < 0:
+                    r0 = 0
+                if r1 > H:
+                    r1 = H
+                if r0 < r1 and W > 0:
+                    # Rows of the window inside the image, reduced contiguously first.
+                    src = &x[n, c, r0, 0]
+                    for ix in range(W):
+                        rb[ix] = src[ix]
+                    for r in range(r0 + 1, r1):
+                        src = &x[n, c, r, 0]
+                        for ix in range(W):
+                            rb[ix] = rb[ix] + src[ix]
+                for p in range(sw):
+                    dst = ph + p * L
+                    _phase_bounds(p, sw, pl, W, L, &i0, &i1)
+                    for i in range(i0):
+                        dst[i] = 0
+                    for i in range(i1, L):
+                        dst[i] = 0
+                    if r0 >= r1 or W == 0:
+                        for i in range(i0, i1):
+                            dst[i] = 0
+                        continue
+                    off = p - pl
+                    for i in range(i0, i1):
+                        dst[i] = rb[off + sw * i]
+                out = &y[n, c, oy, 0]
                 for ox in range(OW):
-                    v = band[ox * sw]
-                    for j in range(1, kw):
-                        v = v + band[ox * sw + j]
+                    out[ox] = ph[ox]
+                for j in range(1, kw):
+                    src = ph + (j % sw) * L + j // sw
+                    for ox in range(OW):
+                        out[ox] = out[ox] + src[ox]
+                for ox in range(OW):
                     d = divh[oy] * divw[ox]
-                    y[n, c, oy, ox] = v / d if d > 0 else 0
+                    out[ox] = out[ox] / d if d > 0 else 0

@@ -13,12 +13,14 @@ Op attributes (plain floats/ints):
 - ``prelu``: inputs ``x`` and ``slope``; the slope has one value, or one per channel
   (axis 1 of ``x``).
 
-Each op computes with numpy in the input's float dtype; gradients are written with
+Each op computes with numpy in the input's float dtype (float32 softmax/log_softmax with
+the compiled kernel in softmax.pyx); gradients are written with
 express ops (so they are differentiable again).
 """
 import numpy as np
 import scipy.special as _sp
 
+from ..._cython import softmax as _softmax_k
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
@@ -409,7 +411,29 @@ def _softmax_grad(inputs, outputs, grads, axis):
     return [gy - y * reduce_sum(gy, [axis], keepdims=True)]
 
 
-register(OpDef("softmax", _softmax_infer, _cast(_softmax_np), _softmax_grad))
+def _softmax_kernel(x, axis, log_out):
+    """float32: the compiled kernel over x viewed as (outer, n, inner); float64 (and other
+    float widths) through numpy."""
+    if x.dtype != np.float32:
+        fn = _log_softmax_np if log_out else _softmax_np
+        return np.asarray(fn(x, axis=axis), dtype=x.dtype)
+    x = np.ascontiguousarray(x)
+    shape = x.shape
+    if x.ndim == 0:
+        shape3 = (1, 1, 1)
+    else:
+        shape3 = (int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:])))
+    y = np.empty(shape, np.float32)
+    _softmax_k.softmax_f32(x.reshape(shape3), y.reshape(shape3), log_out,
+                           nc.threads(x.size * 4))
+    return y
+
+
+def _softmax_compute(arrays, axis):
+    return _softmax_kernel(arrays[0], axis, False)
+
+
+register(OpDef("softmax", _softmax_infer, _softmax_compute, _softmax_grad))
 
 
 def softmax(x, axis=-1):
@@ -439,7 +463,11 @@ def _log_softmax_grad(inputs, outputs, grads, axis):
     return [g - exp(y) * reduce_sum(g, [axis], keepdims=True)]
 
 
-register(OpDef("log_softmax", _softmax_infer, _cast(_log_softmax_np), _log_softmax_grad))
+def _log_softmax_compute(arrays, axis):
+    return _softmax_kernel(arrays[0], axis, True)
+
+
+register(OpDef("log_softmax", _softmax_infer, _log_softmax_compute, _log_softmax_grad))
 
 
 def log_softmax(x, axis=-1):

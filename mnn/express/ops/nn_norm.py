@@ -10,6 +10,7 @@ labelled NHWC are transposed in and out, so their channels are the last axis).
 """
 import numpy as np
 
+from ..._cython import norm as _norm_k
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
@@ -152,6 +153,33 @@ def _ln_infer(metas, start, epsilon, has_gamma, has_beta):
 
 
 def _ln_compute(arrays, start, epsilon, has_gamma, has_beta):
+    x = arrays[0]
+    if x.dtype in (np.float32, np.float64):
+        return _ln_kernel(arrays, start, epsilon, has_gamma, has_beta)
+    return _ln_numpy(arrays, start, epsilon, has_gamma, has_beta)
+
+
+def _ln_kernel(arrays, start, epsilon, has_gamma, has_beta):
+    # The compiled per-row kernel (norm.pyx) on x viewed as (rows, normalized size).
+    x = np.ascontiguousarray(arrays[0])
+    d = int(np.prod(x.shape[start:]))
+    rows = x.size // d if d else 0
+    empty = np.empty(0, x.dtype)
+    k = 1
+    gamma = beta = empty
+    if has_gamma:
+        gamma = np.ascontiguousarray(arrays[k], dtype=x.dtype).reshape(-1)
+        k += 1
+    if has_beta:
+        beta = np.ascontiguousarray(arrays[k], dtype=x.dtype).reshape(-1)
+    y = np.empty(x.shape, x.dtype)
+    _norm_k.layer_norm_rows(x.reshape(rows, d), y.reshape(rows, d), gamma, beta,
+                            bool(has_gamma), bool(has_beta), float(epsilon),
+                            nc.threads(x.size * 4))
+    return y
+
+
+def _ln_numpy(arrays, start, epsilon, has_gamma, has_beta):
     x = arrays[0]
     axes = tuple(range(start, x.ndim))
     mean = np.mean(x, axis=axes, keepdims=True)

@@ -18,6 +18,8 @@ Op attributes (plain values, height first; see :mod:`.nn_common`):
 Padded pixels never win a max and add nothing to a sum. The windows are computed here
 as per-row and per-column tables and checked against the image by the kernel wrapper.
 """
+import functools
+
 import numpy as np
 
 from ..._cython import pool as _pool_k
@@ -112,8 +114,21 @@ def _x_infer(metas, **attrs):
 
 
 def _tables(in_hw, attrs, dtype):
-    (hs, he, dh), (ws, we, dw) = _windows(in_hw, **_window_attrs(attrs))
-    return hs, he, ws, we, dh.astype(dtype), dw.astype(dtype)
+    key = (tuple(in_hw), np.dtype(dtype)) + tuple(sorted(_window_attrs(attrs).items()))
+    return _cached_tables(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_tables(key):
+    # Window tables depend only on the input size and the attributes: building them with
+    # numpy cost more than the pooling itself on mid-sized inputs, so they are built once.
+    # The arrays are marked read-only, as every caller only reads them.
+    in_hw, dtype, items = key[0], key[1], dict(key[2:])
+    (hs, he, dh), (ws, we, dw) = _windows(in_hw, **items)
+    out = (hs, he, ws, we, dh.astype(dtype), dw.astype(dtype))
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 # ---------------------------------------------------------------------------------------
