@@ -77,10 +77,12 @@ def grad(outputs, wrt, output_grads=None):
     exprs, reaches = _path_exprs(outputs, wrt)
     wrt_keys = {(v.expr.id, v.index) for v in wrt}
     for expr in exprs:
-        out_grads = [grads.get((expr.id, i)) for i in range(len(expr.outputs))]
+        eid = expr.id
+        n_out = len(expr._outs)  # not ``outputs``: that makes Vars we may not need
+        out_grads = [grads.get((eid, i)) for i in range(n_out)]
         if all(g is None for g in out_grads):
             continue
-        needed = [v.expr.id in reaches and v.dtype.kind == "f" for v in expr.inputs]
+        needed = [v.expr.id in reaches and _is_float(v) for v in expr.inputs]
         if not any(needed):
             continue
         if expr.op.grad is None:
@@ -91,8 +93,23 @@ def grad(outputs, wrt, output_grads=None):
             if g is not None and need:
                 add((v.expr.id, v.index), g)
         # Free what is no longer needed unless it is asked for.
-        for i in range(len(expr.outputs)):
-            if (expr.id, i) not in wrt_keys:
-                grads.pop((expr.id, i), None)
-    return [grads.get((v.expr.id, v.index)) if (v.expr.id, v.index) in grads
-            else zeros_like(v) for v in wrt]
+        for i in range(n_out):
+            if (eid, i) not in wrt_keys:
+                grads.pop((eid, i), None)
+    result = []
+    for v in wrt:
+        g = grads.get((v.expr.id, v.index))
+        # No path from the outputs: the gradient is zero (built only in that case).
+        result.append(g if g is not None else zeros_like(v))
+    return result
+
+
+def _is_float(v):
+    # The static dtype without the ``dtype`` property's layers; unknown (data-dependent)
+    # dtypes ask the property, which computes.
+    expr = v.expr
+    expr.refresh_metas()
+    dtype = expr.metas[v.index].dtype
+    if dtype is None:
+        dtype = v.dtype
+    return dtype.kind == "f"

@@ -121,6 +121,8 @@ def _unbroadcast(grad, shape):
     lead = len(gshape) - len(shape)
     axes = list(range(lead))
     axes += [lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1]
+    if axes and lead == 0:
+        return reduce_sum(grad, axes, keepdims=True)  # already ``shape``: no reshape op
     if axes:
         grad = reduce_sum(grad, axes, keepdims=False)
     return reshape(grad, list(shape), zero_copies=False)  # 0 is a size here, not 'copy'

@@ -58,8 +58,12 @@ def _matmul_grad(inputs, outputs, grads, transpose_a, transpose_b):
     # Promote 1-d operands to matrices so one rule covers every case.
     a2 = reshape(a, [1] + a_shape, zero_copies=False) if len(a_shape) == 1 else a
     b2 = reshape(b, b_shape + [1], zero_copies=False) if len(b_shape) == 1 else b
-    g2 = reshape(g, _matmul_shape(a2.shape, b2.shape, transpose_a, transpose_b),
-                 zero_copies=False)
+    g2 = g
+    if len(a_shape) == 1 or len(b_shape) == 1:
+        # A 1-d operand dropped an axis from the output: put it back (only then, so
+        # the gradient graph carries no identity reshapes).
+        g2 = reshape(g, _matmul_shape(a2.shape, b2.shape, transpose_a, transpose_b),
+                     zero_copies=False)
     if transpose_a:
         ga = matmul(b2, g2, transposeA=transpose_b, transposeB=True)
     else:
@@ -68,8 +72,12 @@ def _matmul_grad(inputs, outputs, grads, transpose_a, transpose_b):
         gb = matmul(g2, a2, transposeA=True, transposeB=transpose_a)
     else:
         gb = matmul(a2, g2, transposeA=not transpose_a)
-    ga = reshape(_unbroadcast(ga, a2.shape), a_shape, zero_copies=False)
-    gb = reshape(_unbroadcast(gb, b2.shape), b_shape, zero_copies=False)
+    ga = _unbroadcast(ga, a2.shape)
+    gb = _unbroadcast(gb, b2.shape)
+    if len(a_shape) == 1:
+        ga = reshape(ga, a_shape, zero_copies=False)
+    if len(b_shape) == 1:
+        gb = reshape(gb, b_shape, zero_copies=False)
     return [ga, gb]
 
 
