@@ -34,7 +34,7 @@ def _export(kind, layers, bidirectional, batch_first):
     buf = _io.BytesIO()
     torch.onnx.export(net, (torch.randn(3, 2, FEATURES),), buf, input_names=["x"],
                       output_names=outputs, dynamo=False)
-    return onnx.load_from_string(buf.getvalue()), outputs
+    return onnx.load_from_string(buf.getvalue()), outputs, net
 
 
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
@@ -43,7 +43,7 @@ def _export(kind, layers, bidirectional, batch_first):
 ])
 def test_converted_rnn_matches_wheel_and_onnxruntime(kind, layers, bidirectional, batch_first,
                                                      tmp_path, rng):
-    model, outputs = _export(kind, layers, bidirectional, batch_first)
+    model, outputs, net = _export(kind, layers, bidirectional, batch_first)
     path = convert_onnx(model, tmp_path)
     session = ort.InferenceSession(model.SerializeToString())
     module = mnn.nn.load_module_from_file(path, ["x"], outputs)
@@ -61,6 +61,18 @@ def test_converted_rnn_matches_wheel_and_onnxruntime(kind, layers, bidirectional
             np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(a, t, rtol=1e-6, atol=1e-7)
+    # A longer sequence than exported (the trip count comes from the input's shape); torch
+    # is the reference (the ONNX model's input shape is fixed).
+    longer = (3, 7, FEATURES) if batch_first else (7, 2, FEATURES)
+    x = rng.standard_normal(longer).astype(np.float32)
+    with torch.no_grad():
+        y, state = net(torch.from_numpy(x))
+    want = [y.numpy()] + ([s.numpy() for s in state] if kind == "lstm" else [state.numpy()])
+    ours = [np.asarray(v.read()) for v in module.forward([x])]
+    theirs = wheel_run(path, {"x": x}, outputs)
+    for o, w, t in zip(ours, want, theirs):
+        np.testing.assert_allclose(o, w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
