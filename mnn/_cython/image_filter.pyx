@@ -265,3 +265,102 @@ def bilateral(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
                 if cn == 3:
                     dst[y, x * cn + 1] = <src_t>saturate_to(s1 / wsum, lo, hi)
                     dst[y, x * cn + 2] = <src_t>saturate_to(s2 / wsum, lo, hi)
+
+
+cdef inline void _row_filter_u8q(const uchar* row, unsigned short* out, Py_ssize_t w,
+                                 Py_ssize_t cn, const int* xidx, const unsigned short* kx,
+                                 Py_ssize_t K, Py_ssize_t lo_x, Py_ssize_t hi_x,
+                                 Py_ssize_t off) noexcept nogil:
+    """One row of the 8-bit fixed-point horizontal pass (see sep_filter_u8q)."""
+    cdef Py_ssize_t x, c, k, sx, j, n = (hi_x - lo_x) * cn
+    cdef unsigned int acc
+    cdef unsigned short kk
+    cdef unsigned short* o
+    cdef const uchar* r
+    for x in range(w):
+        if lo_x <= x < hi_x:
+            continue
+        for c in range(cn):
+            acc = 0
+            for k in range(K):
+                sx = xidx[x + k]
+                if sx >= 0:
+                    acc = acc + kx[k] * row[sx * cn + c]
+            out[x * cn + c] = <unsigned short>acc
+    if n > 0:
+        # 16-bit sums: the weights add up to 256, so a sum is at most 255 * 256.
+        o = out + lo_x * cn
+        r = row + (lo_x + off) * cn
+        kk = kx[0]
+        for j in range(n):
+            o[j] = <unsigned short>(kk * r[j])
+        for k in range(1, K):
+            kk = kx[k]
+            r = row + (lo_x + off + k) * cn
+            for j in range(n):
+                o[j] = <unsigned short>(o[j] + kk * r[j])
+
+
+def sep_filter_u8q(const uchar[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
+                   const int[::1] yidx, const unsigned short[::1] kx,
+                   const unsigned short[::1] ky, uchar[:, ::1] dst, int nthreads):
+    """Separable uint8 smoothing with 8-bit fixed-point weights (OpenCV's bit-exact rule).
+
+    ``kx`` and ``ky`` are non-negative and each sums to 256. The row pass gives exact
+    16-bit sums, the column pass exact 32-bit sums (scale 2^16), rounded half up:
+    dst = (sum_i ky[i] * sum_k kx[k] * src[yidx[y+i], xidx[x+k]*cn+c] + 2^15) >> 16.
+    Same strip and border-table scheme as ``sep_filter``.
+    """
+    cdef Py_ssize_t h = dst.shape[0], w = dst.shape[1] // cn, m = dst.shape[1]
+    cdef Py_ssize_t K = kx.shape[0], KY = ky.shape[0], nstrips = (h + STRIP - 1) // STRIP
+    cdef Py_ssize_t t, y, y0, y1, i, j, lo_x, hi_x, off, sy
+    cdef unsigned short* buf
+    cdef unsigned int* acc
+    cdef unsigned short* r
+    cdef unsigned int kk
+    cdef uchar* o
+    cdef const int* xi = &xidx[0]
+    cdef const unsigned short* kxp = &kx[0]
+    lo_x = 0
+    while lo_x < w and not _plain(xidx, lo_x, K, w):
+        lo_x += 1
+    hi_x = w
+    while hi_x > lo_x and not _plain(xidx, hi_x - 1, K, w):
+        hi_x -= 1
+    off = xidx[lo_x] - lo_x if lo_x < w else 0
+    with nogil, parallel(num_threads=nthreads):
+        buf = <unsigned short*>malloc((STRIP + KY - 1) * m * sizeof(unsigned short))
+        acc = <unsigned int*>malloc(m * sizeof(unsigned int))
+        for t in prange(nstrips, schedule="static"):
+            y0 = t * STRIP
+            y1 = y0 + STRIP if y0 + STRIP < h else h
+            for i in range(y1 - y0 + KY - 1):
+                sy = yidx[y0 + i]
+                r = buf + i * m
+                if sy < 0:
+                    for j in range(m):
+                        r[j] = 0
+                else:
+                    _row_filter_u8q(&src[sy, 0], r, w, cn, xi, kxp, K, lo_x, hi_x, off)
+            for y in range(y0, y1):
+                r = buf + (y - y0) * m
+                kk = ky[0]
+                for j in range(m):
+                    acc[j] = kk * r[j]
+                for i in range(1, KY - 1):
+                    r = buf + (y - y0 + i) * m
+                    kk = ky[i]
+                    for j in range(m):
+                        acc[j] = acc[j] + kk * r[j]
+                # The last row is fused with the rounding and the store.
+                r = buf + (y - y0 + KY - 1) * m
+                kk = ky[KY - 1]
+                o = &dst[y, 0]
+                if KY == 1:
+                    for j in range(m):
+                        o[j] = <uchar>((acc[j] + (1 << 15)) >> 16)
+                else:
+                    for j in range(m):
+                        o[j] = <uchar>((acc[j] + kk * r[j] + (1 << 15)) >> 16)
+        free(buf)
+        free(acc)

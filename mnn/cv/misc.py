@@ -5,7 +5,7 @@ import numpy as np
 
 from . import constants as cvc
 from ._image import as_array, as_image, saturate, scalar4, wrap
-from .filters import GaussianBlur, boxFilter
+from .filters import _separable, boxFilter, getGaussianKernel
 
 __all__ = ["threshold", "adaptiveThreshold", "addWeighted", "blendLinear", "normalize",
            "merge", "split", "hconcat", "vconcat", "copyTo", "bitwise_and", "bitwise_or",
@@ -116,7 +116,11 @@ def adaptiveThreshold(src, maxValue, adaptiveMethod, thresholdType, blockSize, C
     if method == cvc.ADAPTIVE_THRESH_MEAN_C:
         local = boxFilter(arr, -1, (block, block), borderType=cvc.BORDER_REPLICATE)
     elif method == cvc.ADAPTIVE_THRESH_GAUSSIAN_C:
-        local = GaussianBlur(arr, (block, block), 0, borderType=cvc.BORDER_REPLICATE)
+        # Float weights rounded to nearest: OpenCV's adaptiveThreshold does not take
+        # GaussianBlur's bit-exact 8-bit fixed-point path.
+        kernel = getGaussianKernel(block, 0)
+        local = _separable(arr, kernel, kernel, None, arr.dtype, 1.0, 0.0,
+                           cvc.BORDER_REPLICATE, "adaptiveThreshold")
     else:
         raise ValueError(f"mnn.cv.adaptiveThreshold: unknown adaptiveMethod {method}")
     if kind not in (cvc.THRESH_BINARY, cvc.THRESH_BINARY_INV):

@@ -137,3 +137,14 @@ def test_errors(photo):
         cv.getStructuringElement(9, (3, 3))
     with pytest.raises(ValueError, match="iterations"):
         cv.erode(photo, None, iterations=-1)
+
+
+@pytest.mark.parametrize("ksize", [(3, 3), (5, 5), (7, 7), (9, 9), (5, 3), (1, 7)])
+@pytest.mark.parametrize("border", [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE,
+                                    cv2.BORDER_REFLECT, cv2.BORDER_REFLECT_101])
+def test_gaussian_blur_uint8_bit_exact(photo, gray, ksize, border):
+    # sigma 0 with ksize <= 9 uses OpenCV's fixed tables, exact in 1/256 units: uint8
+    # images then follow its bit-exact fixed-point rule, so results are identical.
+    for src in (photo, gray, photo[:4, :3].copy()):
+        np.testing.assert_array_equal(cv.GaussianBlur(src, ksize, 0, borderType=border),
+                                      cv2.GaussianBlur(src, ksize, 0, borderType=border))
