@@ -121,3 +121,46 @@ def gemm_batched(const real_t[:, :, ::1] a, const real_t[:, :, ::1] b, real_t[:,
         for i in prange(batch, num_threads=nthreads, schedule="dynamic"):
             _gemm_rm(False, False, m, n, k, <real_t>1.0, &a[i, 0, 0], lda, &b[i, 0, 0], ldb,
                      <real_t>0.0, &c[i, 0, 0], ldc)
+
+
+def gemm_indexed(const real_t[:, :, ::1] a, const real_t[:, :, ::1] b, real_t[:, :, ::1] c,
+                 const long[::1] ia, const long[::1] ib, bint trans_a=False,
+                 bint trans_b=False, int nthreads=1):
+    """``c[i] = op(a[ia[i]]) @ op(b[ib[i]])`` for every ``i`` (batched matmul with
+    broadcast batch dimensions expressed as index maps, so no operand is copied).
+
+    One product per OpenMP thread at a time, each a single-threaded BLAS call; a single
+    product is split by columns instead (:func:`gemm_split`). Every index is checked
+    against the operands' batch sizes before any product runs.
+    """
+    cdef Py_ssize_t batch = c.shape[0], i
+    cdef int m = a.shape[2] if trans_a else a.shape[1]
+    cdef int k = a.shape[1] if trans_a else a.shape[2]
+    cdef int kb = b.shape[2] if trans_b else b.shape[1]
+    cdef int n = b.shape[1] if trans_b else b.shape[2]
+    if (k != kb or c.shape[1] != m or c.shape[2] != n or ia.shape[0] != batch
+            or ib.shape[0] != batch or nthreads < 1):
+        raise ValueError(f"gemm_indexed: op(a) is ({m}, {k}), op(b) is ({kb}, {n}), c is "
+                         f"({c.shape[0]}, {c.shape[1]}, {c.shape[2]}), index maps of "
+                         f"{ia.shape[0]} and {ib.shape[0]}: shapes do not match")
+    for i in range(batch):
+        if not (0 <= ia[i] < a.shape[0] and 0 <= ib[i] < b.shape[0]):
+            raise ValueError(f"gemm_indexed: batch index {ia[i]}/{ib[i]} outside "
+                             f"{a.shape[0]}/{b.shape[0]}")
+    if batch == 0 or m == 0 or n == 0:
+        return
+    cdef Py_ssize_t p, q
+    if k == 0:
+        for i in range(batch):
+            for p in range(m):
+                for q in range(n):
+                    c[i, p, q] = 0
+        return
+    if batch == 1:
+        gemm_split(a[ia[0]], b[ib[0]], c[0], trans_a, trans_b, 1.0, 0.0, nthreads)
+        return
+    cdef int lda = max(a.shape[2], 1), ldb = max(b.shape[2], 1), ldc = max(n, 1)
+    with nogil:
+        for i in prange(batch, num_threads=nthreads, schedule="dynamic"):
+            _gemm_rm(trans_a, trans_b, m, n, k, <real_t>1.0, &a[ia[i], 0, 0], lda,
+                     &b[ib[i], 0, 0], ldb, <real_t>0.0, &c[i, 0, 0], ldc)

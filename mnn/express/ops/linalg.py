@@ -1,10 +1,12 @@
 """Matrix products: ``matmul`` (batched, broadcasting, transposeA/B)."""
 import numpy as np
 
+from ..._cython import gemm as _gemm_k
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
+from . import nn_common as nc
 
 __all__ = ["matmul"]
 
@@ -44,8 +46,68 @@ def _t(x, flag):
 def _matmul_compute(arrays, transpose_a, transpose_b):
     a, b = arrays
     dtype = np.result_type(a, b)
+    if dtype in (np.float32, np.float64):
+        return _matmul_gemm(a.astype(dtype, copy=False), b.astype(dtype, copy=False),
+                            transpose_a, transpose_b)
     return np.matmul(_t(a, transpose_a).astype(dtype, copy=False),
                      _t(b, transpose_b).astype(dtype, copy=False))
+
+
+def _gemm_operand(x, flag):
+    """``(3-D C-contiguous stack, transposed flag)`` for a >= 2-D operand.
+
+    A swapped-axes view whose base layout is C-contiguous is passed untransposed with
+    the flag flipped, so BLAS reads it in place (no copy)."""
+    lead = x.shape[:-2]
+    rows, cols = x.shape[-2:]
+    count = int(np.prod(lead))
+    if not x.flags.c_contiguous:
+        xt = np.swapaxes(x, -1, -2)
+        if xt.flags.c_contiguous:
+            return xt.reshape((count, cols, rows)), not flag, lead
+        x = np.ascontiguousarray(x)
+    return x.reshape((count, rows, cols)), flag, lead
+
+
+def _matmul_gemm(a, b, transpose_a, transpose_b):
+    # float32/float64 through gemm.pyx: BLAS at one thread, products (or column blocks
+    # of one product) split over our OpenMP threads, so more threads never lose to
+    # numpy's BLAS spinning its own pool against ours.
+    out_shape = _matmul_shape(a.shape, b.shape, transpose_a, transpose_b)
+    a1, b1 = a.ndim == 1, b.ndim == 1
+    a2 = a.reshape(1, -1) if a1 else a
+    b2 = b.reshape(-1, 1) if b1 else b
+    ta = transpose_a and not a1
+    tb = transpose_b and not b1
+    a3, ta, a_lead = _gemm_operand(a2, ta)
+    b3, tb, b_lead = _gemm_operand(b2, tb)
+    m = a3.shape[2] if ta else a3.shape[1]
+    k = a3.shape[1] if ta else a3.shape[2]
+    n = b3.shape[1] if tb else b3.shape[2]
+    batch = np.broadcast_shapes(a_lead, b_lead)
+    count = int(np.prod(batch))
+    if a3.shape[0] == count and b3.shape[0] == 1 and not ta and count > 1:
+        # A stack of matrices times one matrix: a single product on the stacked rows.
+        a3 = a3.reshape(1, count * m, k)
+        m_all, count_all = count * m, 1
+    else:
+        m_all, count_all = m, count
+    c = np.empty((count_all, m_all, n), a.dtype)
+    ia = _batch_index(a_lead, batch, count_all)
+    ib = _batch_index(b_lead, batch, count_all)
+    nc.blas_single_thread()
+    _gemm_k.gemm_indexed(a3, b3, c, ia, ib, ta, tb, nc.threads(m_all * n * k * count_all))
+    return c.reshape(out_shape)
+
+
+def _batch_index(lead, batch, count):
+    """Which matrix of an operand with batch dims ``lead`` each of the ``count`` products
+    reads (numpy broadcasting of ``lead`` against ``batch``)."""
+    if count == 1:
+        return np.zeros(1, np.int64)
+    own = int(np.prod(lead))
+    idx = np.arange(own, dtype=np.int64).reshape(lead) if lead else np.zeros((), np.int64)
+    return np.ascontiguousarray(np.broadcast_to(idx, batch).reshape(-1))
 
 
 def _matmul_grad(inputs, outputs, grads, transpose_a, transpose_b):
