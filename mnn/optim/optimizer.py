@@ -9,6 +9,7 @@ computed rather than stored (a batch norm's running statistics after a training
 forward) are fixed to their values first, as MNN does before updating.
 """
 import enum
+import weakref
 
 import numpy as np
 
@@ -42,17 +43,13 @@ def _module_parameters(module):
     return params
 
 
-def _reads_placeholder(var):
-    seen, stack = set(), [var.expr]
-    while stack:
-        expr = stack.pop()
-        if expr.id in seen:
-            continue
-        seen.add(expr.id)
-        if expr.kind == "placeholder":
-            return True
-        stack.extend(v.expr for v in expr.inputs)
-    return False
+def _trainable(params):
+    seen, out = set(), []
+    for p in params:
+        if p.expr.op is None and p.expr.kind == "trainable" and id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+    return out
 
 
 class Optimizer:
@@ -75,9 +72,8 @@ class Optimizer:
         self.regularization_method = regularization_method
         self._step = 0
         self._state = {}  # id(parameter Var) -> (Var, dict of numpy buffers)
-        # The gradient graph of the last loss stepped on: a loss built once over
-        # placeholders and stepped on every batch reuses it (it is lazy, so it
-        # recomputes from the new batch and weights).
+        # (weak reference to the last loss's Expr, its key, its gradients or None):
+        # see _gradients.
         self._grad_cache = None
 
     # -- hyper-parameters ------------------------------------------------------------
@@ -126,12 +122,7 @@ class Optimizer:
     # -- gradients -------------------------------------------------------------------
     def trainable(self):
         """The trainable parameter Vars of the module, in ``parameters`` order."""
-        seen, out = set(), []
-        for p in _module_parameters(self._module):
-            if p.expr.op is None and p.expr.kind == "trainable" and id(p) not in seen:
-                seen.add(id(p))
-                out.append(p)
-        return out
+        return _trainable(_module_parameters(self._module))
 
     def grad(self, outputs, output_diffs, parameters):
         """Gradients of ``outputs`` (weighted by ``output_diffs``) w.r.t. ``parameters``.
@@ -184,18 +175,21 @@ class Optimizer:
             raise MnnError(f"mnn: step needs a scalar loss, got shape {loss.shape}")
         if loss.dtype.kind != "f":
             raise MnnError(f"mnn: step needs a float loss, got {loss.dtype}")
-        params = self.trainable()
+        all_params = _module_parameters(self._module)
+        params = _trainable(all_params)
         if not params:
             return False
         # One walk of the graph for every gradient (they share the forward pass).
         grads = evaluate_many(self._gradients(loss, params))
-        for p in _module_parameters(self._module):
+        for p in all_params:
             if p.expr.op is not None:
                 p.fix_as_const()
         self._step += 1
         for p, g in zip(params, grads):
             value = np.asarray(p)
-            if not np.all(np.isfinite(g)):
+            # A finite sum means every element is finite (a NaN or inf in the sum can
+            # also come from overflow, so then look at the elements).
+            if not np.isfinite(g.sum()) and not np.all(np.isfinite(g)):
                 raise MnnError(f"mnn: step: the gradient of parameter {p.name} is not "
                                "finite (nan or inf); lower the learning rate or check the "
                                "loss")
@@ -209,14 +203,18 @@ class Optimizer:
         return True
 
     def _gradients(self, loss, params):
-        key = (loss.expr, loss.index, tuple(id(p) for p in params))
+        # The gradient graph is kept for a loss stepped on again (one over placeholders,
+        # fed a new batch each time); it is lazy, so it recomputes from the new batch and
+        # weights. A loss seen once is only remembered weakly: keeping its gradient graph
+        # would keep the previous batch's whole graph alive for nothing.
+        key = (loss.index, tuple(id(p) for p in params))
         cache = self._grad_cache
-        if cache is not None and cache[0][0] is key[0] and cache[0][1:] == key[1:]:
-            return cache[1]
+        if cache is not None and cache[0]() is loss.expr and cache[1] == key:
+            if cache[2] is None:
+                self._grad_cache = (cache[0], key, F.grad([loss], params))
+            return self._grad_cache[2]
         grads = F.grad([loss], params)
-        # Only a loss over placeholders can be stepped on again with new data; caching
-        # any other would keep the previous batch's graph alive for nothing.
-        self._grad_cache = (key, grads) if _reads_placeholder(loss) else None
+        self._grad_cache = (weakref.ref(loss.expr), key, None)
         return grads
 
     def _update(self, value, grad, state):
