@@ -295,3 +295,82 @@ def normalize(const uchar[:, :, ::1] img, float[:, :, ::1] out, const float[::1]
                     out[c, y, x] = normal[c] * (img[y, x, c] - mean[c]) if c < cn else 0.0
                 else:
                     out[y, x, c] = normal[c] * (img[y, x, c] - mean[c]) if c < cn else 0.0
+
+
+cdef inline float _bilinear_tap(const uchar* r0, const uchar* r1, Py_ssize_t x0,
+                                Py_ssize_t x1, float w00, float w01, float w10,
+                                float w11) noexcept nogil:
+    # The same expression as sample's bilinear path, so results are identical.
+    return <float>round_u8(w00 * r0[x0] + w01 * r0[x1] + w10 * r1[x0] + w11 * r1[x1])
+
+
+def sample_linear_norm(const uchar[:, ::1] src, Py_ssize_t iw, Py_ssize_t bpp,
+                       float[:, :, ::1] out, const float[::1] mat, const int[::1] chan,
+                       const float[::1] mean, const float[::1] normal, int nchw,
+                       int nthreads):
+    """Bilinear sampling (CLAMP wrap, affine matrix) fused with the channel reorder and
+    ``normal * (pixel - mean)``, written straight into the float output.
+
+    Output channel c takes source byte ``chan[c]`` of the sampled pixel, 255 when
+    ``chan[c] == -1`` (an added alpha), or is 0 when ``chan[c] == -2`` (a channel beyond
+    the format's). Pixels are sampled and rounded to uint8 exactly as ``sample`` does, so
+    the result equals ``sample`` followed by ``normalize``. ``out`` is (oh, ow, oc), or
+    (oc, oh, ow) with ``nchw``; ``chan`` holds values in [-2, bpp).
+    """
+    cdef Py_ssize_t ih = src.shape[0], stride = src.shape[1]
+    cdef Py_ssize_t oc = out.shape[0] if nchw else out.shape[2]
+    cdef Py_ssize_t oh = out.shape[1] if nchw else out.shape[0]
+    cdef Py_ssize_t ow = out.shape[2] if nchw else out.shape[1]
+    cdef Py_ssize_t y, x, c, i, t, start, count, x0, y0, x1, y1, k
+    cdef Py_ssize_t tiles = (ow + TILE - 1) // TILE, plane = oh * ow
+    cdef float px, py, qx, qy, dx, dy, xf, yf, v, xmax = iw - 1, ymax = ih - 1
+    cdef float w00, w01, w10, w11
+    cdef const uchar* base = &src[0, 0]
+    cdef const uchar* r0
+    cdef const uchar* r1
+    cdef float* o = &out[0, 0, 0]
+    cdef const float* m = &mat[0]
+    cdef const int* ch = &chan[0]
+    cdef const float* mn = &mean[0]
+    cdef const float* nm = &normal[0]
+    for y in prange(oh, nogil=True, num_threads=nthreads, schedule="static"):
+        for t in range(tiles):
+            start = t * TILE
+            count = ow - start if ow - start < TILE else TILE
+            map_point(m, False, <float>start, <float>y, &px, &py)
+            map_point(m, False, <float>(start + count), <float>y, &qx, &qy)
+            dx = (qx - px) / <float>count
+            dy = (qy - py) / <float>count
+            for i in range(count):
+                x = start + i
+                qx = 0 if not px >= 0 else (xmax if px > xmax else px)
+                qy = 0 if not py >= 0 else (ymax if py > ymax else py)
+                px = px + dx
+                py = py + dy
+                x0 = <Py_ssize_t>qx
+                y0 = <Py_ssize_t>qy
+                xf = qx - <float>x0
+                yf = qy - <float>y0
+                x1 = x0 + 1 if xf > 0 else x0
+                y1 = y0 + 1 if yf > 0 else y0
+                r0 = base + y0 * stride
+                r1 = base + y1 * stride
+                w00 = (1 - xf) * (1 - yf)
+                w01 = xf * (1 - yf)
+                w10 = yf * (1 - xf)
+                w11 = xf * yf
+                x0 = x0 * bpp
+                x1 = x1 * bpp
+                for c in range(oc):
+                    k = ch[c]
+                    if k >= 0:
+                        v = nm[c] * (_bilinear_tap(r0 + k, r1 + k, x0, x1, w00, w01, w10, w11)
+                                     - mn[c])
+                    elif k == -1:
+                        v = nm[c] * (<float>255 - mn[c])
+                    else:
+                        v = 0
+                    if nchw:
+                        o[c * plane + y * ow + x] = v
+                    else:
+                        o[(y * ow + x) * oc + c] = v

@@ -415,11 +415,39 @@ class ImageProcess:
             dst.shape)
         return None
 
+    def _fused_channels(self, oc, dtype, ow, oh):
+        # Source byte per output channel for the fused bilinear path (-1: an added opaque
+        # alpha, -2: a channel beyond the format's), or None when that path does not
+        # apply (other filters, wraps, perspective, colour spaces, uint8 output).
+        src_order = _ORDER.get(self.sourceFormat)
+        dst_order = _ORDER.get(self.destFormat)
+        affine = np.array_equal(self._matrix._m[2], [0.0, 0.0, 1.0])
+        if (np.dtype(dtype) != np.float32 or self.filterType != CV_Filter_BILINEAL
+                or self.wrap != CV_Wrap_CLAMP_TO_EDGE or not affine or src_order is None
+                or dst_order is None or oc < len(dst_order) or ow <= 0 or oh <= 0):
+            return None
+        chan = [-2] * oc
+        for c, plane in enumerate(dst_order):
+            if plane < 3:
+                chan[c] = src_order[plane]
+            else:
+                chan[c] = src_order[3] if len(src_order) == 4 else -1
+        return np.array(chan, dtype=np.intc)
+
     def _tensor_data(self, src, iw, ih, stride, shape, nchw, dtype):
         if len(shape) != 4 or shape[0] != 1:
             raise ValueError(f"mnn.cv.ImageProcess.convert: dst must be 1 x H x W x C "
                              f"(or 1 x C x H x W), got shape {shape}")
         oc, oh, ow = (shape[1], shape[2], shape[3]) if nchw else (shape[3], shape[1], shape[2])
+        fused = self._fused_channels(oc, dtype, ow, oh)
+        if fused is not None:
+            # The usual preprocessing step in one pass: sample, reorder, normalise.
+            rows, bpp, _ = self._source(src, iw, ih, stride)
+            out = np.empty((oc, oh, ow) if nchw else (oh, ow, oc), np.float32)
+            m = np.ascontiguousarray(self._matrix._m.reshape(-1), dtype=np.float32)
+            _k.sample_linear_norm(rows, int(iw), bpp, out, m, fused, self.mean, self.normal,
+                                  int(nchw), threads(out.size * 4))
+            return out[np.newaxis]
         img = self._run(src, iw, ih, stride, ow, oh)
         cn = img.shape[2]
         if oc < cn:
