@@ -110,3 +110,20 @@ REJECTS["softmax"] = [Sample([values((3,), np.int32)], {"axis": 0}),
 REJECTS["log_softmax"] = [Sample([values((3,), np.int64)], {"axis": 0})]
 REJECTS["prelu"] = [Sample([values((1, 3, 2), np.float32), values((2,), np.float32)], {}),
                     Sample([values((1, 3, 2), np.float32), values((3,), np.float64)], {})]
+
+
+def _relu_grad(x, g, slope):
+    return np.where(x > 0, g, g * x.dtype.type(slope)).astype(x.dtype)
+
+
+SAMPLES["relu_grad"] = [
+    Sample([values(_shape, _dt, -5, 5), values(_shape, _dt, -3, 3, seed=1)],
+           {"slope": _slope}, _relu_grad)
+    for _dt in FLOAT_DTYPES for _shape in ((), (1,), (3, 5), (2, 3, 4, 7))
+    for _slope in (0.0, 0.1)
+]
+REJECTS["relu_grad"] = [
+    Sample([values((3,), np.int32), values((3,), np.int32)], {"slope": 0.0}),
+    Sample([values((3,), np.float32), values((3,), np.float64)], {"slope": 0.0}),
+    Sample([values((3,), np.float32), values((2, 3), np.float32)], {"slope": 0.0}),
+]

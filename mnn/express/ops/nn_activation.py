@@ -20,6 +20,7 @@ express ops (so they are differentiable again).
 import numpy as np
 import scipy.special as _sp
 
+from ..._cython import activation as _act_k
 from ..._cython import softmax as _softmax_k
 from ..errors import OpError
 from ..graph import apply
@@ -99,10 +100,44 @@ def _relu_grad(inputs, outputs, grads, slope):
     x, g = inputs[0], grads[0]
     if x.dtype.kind != "f":
         return [None]
+    if g.dtype == x.dtype and list(g.shape) == list(x.shape):
+        # One fused op (one pass) instead of compare + multiply + select.
+        return [apply("relu_grad", [x, g], slope=slope)[0]]
     return [_select(_gt0(x), g, g * slope)]
 
 
 register(OpDef("relu", _relu_infer, _cast(_relu_np), _relu_grad))
+
+
+def _relu_grad_infer(metas, slope):
+    x, g = metas
+    if x.dtype.kind != "f" or g.dtype != x.dtype or tuple(g.shape) != tuple(x.shape):
+        raise OpError(f"x and g must be floats of one shape and dtype, got {list(x.shape)} "
+                      f"{x.dtype} and {list(g.shape)} {g.dtype}")
+    return [(x.shape, x.dtype)]
+
+
+def _relu_grad_compute(arrays, slope):
+    # asarray(order="C"), not ascontiguousarray: that one turns 0-d arrays into 1-d.
+    x, g = (np.asarray(a, order="C") for a in arrays)
+    out = np.empty(x.shape, x.dtype)
+    if x.dtype in (np.float32, np.float64):
+        _act_k.relu_grad(x.reshape(-1), g.reshape(-1), out.reshape(-1), slope,
+                         nc.threads(x.size))
+    else:
+        np.copyto(out, np.where(x > 0, g, g * x.dtype.type(slope)))
+    return out
+
+
+def _relu_grad_grad(inputs, outputs, grads, slope):
+    # Piecewise linear in g with x only choosing the piece: zero gradient for x.
+    x, gg = inputs[0], grads[0]
+    return [_zeros(x), apply("relu_grad", [x, gg], slope=slope)[0]]
+
+
+# relu's gradient ``g * (x > 0)`` (``g * slope`` for x <= 0): an op of its own so that
+# training runs it as one pass.
+register(OpDef("relu_grad", _relu_grad_infer, _relu_grad_compute, _relu_grad_grad))
 
 
 def relu(x, slope=0.0):
@@ -417,7 +452,7 @@ def _softmax_kernel(x, axis, log_out):
     if x.dtype != np.float32:
         fn = _log_softmax_np if log_out else _softmax_np
         return np.asarray(fn(x, axis=axis), dtype=x.dtype)
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")  # keeps 0-d arrays 0-d (ascontiguousarray does not)
     shape = x.shape
     if x.ndim == 0:
         shape3 = (1, 1, 1)

@@ -161,7 +161,7 @@ def _ln_compute(arrays, start, epsilon, has_gamma, has_beta):
 
 def _ln_kernel(arrays, start, epsilon, has_gamma, has_beta):
     # The compiled per-row kernel (norm.pyx) on x viewed as (rows, normalized size).
-    x = np.ascontiguousarray(arrays[0])
+    x = np.asarray(arrays[0], order="C")  # keeps 0-d arrays 0-d
     d = int(np.prod(x.shape[start:]))
     rows = x.size // d if d else 0
     empty = np.empty(0, x.dtype)
