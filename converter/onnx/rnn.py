@@ -2,8 +2,8 @@
 
 Per direction the input projection of every step is one matmul; each step then adds the
 recurrent projection and applies the gate equations of the ONNX spec. Gate order in the
-weights: LSTM ``i, o, f, c``; GRU ``z, r, h``; RNN one gate. ``sequence_lens`` shorter than
-the sequence are not supported (a clear error).
+weights: LSTM ``i, o, f, c``; GRU ``z, r, h``; RNN one gate. ``sequence_lens`` (also given
+at run time) masks each batch entry's steps past its length.
 """
 import builtins
 
@@ -89,11 +89,29 @@ def _prepare(ctx, X, sequence_lens, layout):
     if layout:
         X = F.transpose(X, [1, 0, 2])
         shape = [shape[1], shape[0], shape[2]]
-    if sequence_lens is not None:
-        lens = ctx.value(sequence_lens)
-        if lens is None or np.any(np.asarray(lens) != shape[0]):
-            raise ctx.error("sequence_lens shorter than the sequence are not supported")
     return X, shape
+
+
+def _step_masks(ctx, sequence_lens, seq, batch):
+    """Per step t, a (batch, 1) bool Var ``t < sequence_lens`` (None: every step counts).
+
+    A batch entry past its length keeps its state and outputs zeros; in the reverse
+    direction the same rule makes each entry start from its own last element (ONNX)."""
+    if sequence_lens is None:
+        return None
+    lens = ctx.value(sequence_lens)
+    if lens is not None and np.all(np.asarray(lens) == seq):
+        return None
+    col = F.reshape(F.cast(sequence_lens, np.int64), [batch, 1])
+    return [F.less(F.const(np.array(t, np.int64)), col) for t in range(seq)]
+
+
+def _masked(masks, t, new, old):
+    return new if masks is None else F.select(masks[t], new, old)
+
+
+def _output(masks, t, h):
+    return h if masks is None else F.select(masks[t], h, F.zeros_like(h))
 
 
 def _initial(state, d, batch, hidden, like):
@@ -136,6 +154,7 @@ def lstm(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=Non
          direction="forward", hidden_size=None, input_forget=0, layout=0):
     dirs = _direction_count(ctx, direction)
     X, (seq, batch, _) = _prepare(ctx, X, sequence_lens, layout)
+    masks = _step_masks(ctx, sequence_lens, seq, batch)
     hidden = hidden_size or ctx.known_shape(R)[2]
     fns = _activation_fns(ctx, activations, activation_alpha, activation_beta,
                           ["Sigmoid", "Tanh", "Tanh"], dirs)
@@ -161,12 +180,13 @@ def lstm(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=Non
             f = F.subtract(same_dtype_const(1, i), i) if input_forget else \
                 f_gate(_clip(gf, clip))
             cand = g_act(_clip(gc, clip))
-            c = F.add(F.multiply(f, c), F.multiply(i, cand))
+            c_new = F.add(F.multiply(f, c), F.multiply(i, cand))
             if peep is not None:
-                go = F.add(go, F.multiply(_columns(peep, hidden, hidden), c))
+                go = F.add(go, F.multiply(_columns(peep, hidden, hidden), c_new))
             o = f_gate(_clip(go, clip))
-            h = F.multiply(o, h_act(c))
-            steps[t] = h
+            h_new = F.multiply(o, h_act(c_new))
+            steps[t] = _output(masks, t, h_new)
+            h, c = _masked(masks, t, h_new, h), _masked(masks, t, c_new, c)
         steps_all.append(steps)
         finals_h.append(h)
         finals_c.append(c)
@@ -179,6 +199,7 @@ def gru(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
         direction="forward", hidden_size=None, layout=0, linear_before_reset=0):
     dirs = _direction_count(ctx, direction)
     X, (seq, batch, _) = _prepare(ctx, X, sequence_lens, layout)
+    masks = _step_masks(ctx, sequence_lens, seq, batch)
     hidden = hidden_size or ctx.known_shape(R)[2]
     fns = _activation_fns(ctx, activations, activation_alpha, activation_beta,
                           ["Sigmoid", "Tanh"], dirs)
@@ -209,9 +230,10 @@ def gru(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
             else:
                 rec = F.add(F.matmul(F.multiply(rr, h), rh_t), rbh)
             cand = g_act(_clip(F.add(xp_h, rec), clip))
-            h = F.add(F.multiply(F.subtract(same_dtype_const(1, z), z), cand),
-                      F.multiply(z, h))
-            steps[t] = h
+            h_new = F.add(F.multiply(F.subtract(same_dtype_const(1, z), z), cand),
+                          F.multiply(z, h))
+            steps[t] = _output(masks, t, h_new)
+            h = _masked(masks, t, h_new, h)
         steps_all.append(steps)
         finals.append(h)
     return _finish(ctx, steps_all, [finals], layout)
@@ -223,6 +245,7 @@ def rnn(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
         direction="forward", hidden_size=None, layout=0):
     dirs = _direction_count(ctx, direction)
     X, (seq, batch, _) = _prepare(ctx, X, sequence_lens, layout)
+    masks = _step_masks(ctx, sequence_lens, seq, batch)
     hidden = hidden_size or ctx.known_shape(R)[2]
     fns = _activation_fns(ctx, activations, activation_alpha, activation_beta, ["Tanh"],
                           dirs)
@@ -236,8 +259,9 @@ def rnn(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
         steps = [None] * seq
         x_steps = _steps(proj, seq)
         for t in order:
-            h = fns[d](_clip(F.add(x_steps[t], F.matmul(h, r_t)), clip))
-            steps[t] = h
+            h_new = fns[d](_clip(F.add(x_steps[t], F.matmul(h, r_t)), clip))
+            steps[t] = _output(masks, t, h_new)
+            h = _masked(masks, t, h_new, h)
         steps_all.append(steps)
         finals.append(h)
     return _finish(ctx, steps_all, [finals], layout)
