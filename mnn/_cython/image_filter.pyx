@@ -51,22 +51,30 @@ cdef enum:
     STRIP = 32  # output rows per strip: the strip's row-pass buffer stays in cache
 
 
+cdef inline void _border_px(const src_t* row, float* out, Py_ssize_t cn, const int* xidx,
+                            const float* kx, Py_ssize_t K, Py_ssize_t x) noexcept nogil:
+    cdef Py_ssize_t c, k, sx
+    cdef float acc
+    for c in range(cn):
+        acc = 0
+        for k in range(K):
+            sx = xidx[x + k]
+            if sx >= 0:
+                acc = acc + kx[k] * <float>row[sx * cn + c]
+        out[x * cn + c] = acc
+
+
 cdef inline void _row_filter(const src_t* row, float* out, Py_ssize_t w, Py_ssize_t cn,
                              const int* xidx, const float* kx, Py_ssize_t K,
                              Py_ssize_t lo_x, Py_ssize_t hi_x, Py_ssize_t off) noexcept nogil:
     """One row of the horizontal pass (see row_pass)."""
     cdef Py_ssize_t x, c, k, sx, j
     cdef float acc, kk
-    for x in range(w):
-        if lo_x <= x < hi_x:
-            continue
-        for c in range(cn):
-            acc = 0
-            for k in range(K):
-                sx = xidx[x + k]
-                if sx >= 0:
-                    acc = acc + kx[k] * <float>row[sx * cn + c]
-            out[x * cn + c] = acc
+    # Border columns only: [0, lo_x) and [hi_x, w) (lo_x <= hi_x).
+    for x in range(lo_x):
+        _border_px(row, out, cn, xidx, kx, K, x)
+    for x in range(hi_x, w):
+        _border_px(row, out, cn, xidx, kx, K, x)
     if hi_x > lo_x:
         kk = kx[0]
         for j in range(lo_x * cn, hi_x * cn):
@@ -267,6 +275,20 @@ def bilateral(const src_t[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
                     dst[y, x * cn + 2] = <src_t>saturate_to(s2 / wsum, lo, hi)
 
 
+cdef inline void _border_px_u8q(const uchar* row, unsigned short* out, Py_ssize_t cn,
+                                const int* xidx, const unsigned short* kx, Py_ssize_t K,
+                                Py_ssize_t x) noexcept nogil:
+    cdef Py_ssize_t c, k, sx
+    cdef unsigned int acc
+    for c in range(cn):
+        acc = 0
+        for k in range(K):
+            sx = xidx[x + k]
+            if sx >= 0:
+                acc = acc + kx[k] * row[sx * cn + c]
+        out[x * cn + c] = <unsigned short>acc
+
+
 cdef inline void _row_filter_u8q(const uchar* row, unsigned short* out, Py_ssize_t w,
                                  Py_ssize_t cn, const int* xidx, const unsigned short* kx,
                                  Py_ssize_t K, Py_ssize_t lo_x, Py_ssize_t hi_x,
@@ -277,16 +299,11 @@ cdef inline void _row_filter_u8q(const uchar* row, unsigned short* out, Py_ssize
     cdef unsigned short kk
     cdef unsigned short* o
     cdef const uchar* r
-    for x in range(w):
-        if lo_x <= x < hi_x:
-            continue
-        for c in range(cn):
-            acc = 0
-            for k in range(K):
-                sx = xidx[x + k]
-                if sx >= 0:
-                    acc = acc + kx[k] * row[sx * cn + c]
-            out[x * cn + c] = <unsigned short>acc
+    # Border columns only: [0, lo_x) and [hi_x, w) (lo_x <= hi_x).
+    for x in range(lo_x):
+        _border_px_u8q(row, out, cn, xidx, kx, K, x)
+    for x in range(hi_x, w):
+        _border_px_u8q(row, out, cn, xidx, kx, K, x)
     if n > 0:
         # 16-bit sums: the weights add up to 256, so a sum is at most 255 * 256.
         o = out + lo_x * cn
@@ -331,7 +348,8 @@ def sep_filter_u8q(const uchar[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
     with nogil, parallel(num_threads=nthreads):
         buf = <unsigned short*>malloc((STRIP + KY - 1) * m * sizeof(unsigned short))
         acc = <unsigned int*>malloc(m * sizeof(unsigned int))
-        for t in prange(nstrips, schedule="static"):
+        # Dynamic: on a loaded machine a descheduled thread leaves its strips to the other.
+        for t in prange(nstrips, schedule="dynamic"):
             y0 = t * STRIP
             y1 = y0 + STRIP if y0 + STRIP < h else h
             for i in range(y1 - y0 + KY - 1):

@@ -490,7 +490,9 @@ def warp_affine_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst,
         iys = <int*>malloc(dw * sizeof(int))
         axs = <float*>malloc(dw * sizeof(float))
         ays = <float*>malloc(dw * sizeof(float))
-        for y in prange(dh, schedule="static"):
+        # Dynamic in chunks of rows: on a loaded machine a descheduled thread leaves its
+        # rows to the other instead of making it wait.
+        for y in prange(dh, schedule="dynamic", chunksize=16):
             _affine_row_cells(m0, m1 * y + m2, dw, ixs, axs)
             _affine_row_cells(m3, m4 * y + m5, dw, iys, ays)
             d = &dst[y, 0, 0]

@@ -67,9 +67,10 @@ def wrap(result, like, batch=False):
     return result
 
 
-# Below this many output values a kernel runs on one thread: waking the OpenMP team
-# costs more than it saves, and far more on a loaded machine.
-_PARALLEL_MIN_WORK = 1 << 17
+# Below this much work (output values times taps, roughly 1 ns each) a kernel runs on one
+# thread: a job of under about a millisecond gains little from a second thread, and on a
+# loaded machine an OpenMP region can wait tens of milliseconds for a descheduled thread.
+_PARALLEL_MIN_WORK = 1 << 20
 
 
 def threads(work=None):

@@ -331,7 +331,8 @@ def _separable_u8q(arr, qx, qy, border):
     xidx = border_table(w, len(qx) // 2, len(qx) // 2, border)
     yidx = border_table(h, len(qy) // 2, len(qy) // 2, border)
     out = np.empty((h, w * cn), dtype=np.uint8)
-    _k.sep_filter_u8q(src, cn, xidx, yidx, qx, qy, out, threads(out.size * (len(qx) + len(qy))))
+    _k.sep_filter_u8q(src, cn, xidx, yidx, qx, qy, out,
+                      threads(out.size * (len(qx) + len(qy))))
     return _shape_back(out, arr)
 
 
