@@ -2,8 +2,8 @@
 
 Run: ``python benchmarks/bench_cv.py [--repeat N]``. Prints the median time of each
 implementation and the ratios ours/cv2 and ours/Pillow (below 1 means mnn is faster).
-All peers run in this process on the same image; the machine is noisy, so medians of
-repeated runs are compared.
+All peers run in this process on the same image, interleaved call by call; the machine
+is noisy, so medians of repeated runs are compared.
 """
 import argparse
 import os
@@ -39,14 +39,24 @@ def photo(h=1080, w=1920, seed=0):
     return np.clip(np.stack(planes, axis=2), 0, 255).astype(np.uint8)
 
 
-def median_ms(fn, repeat):
-    fn()  # warm-up (table caches, page faults)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+def median_ms(fns, repeat):
+    """Median time of each function in ``fns`` (None entries give NaN), in ms.
+
+    The functions run interleaved, one call each per round and in turn first, so a burst
+    of load on the shared machine, or a cache emptied by the previous call, hits all
+    peers alike.
+    """
+    live = [fn for fn in fns if fn is not None]
+    for fn in live:
+        fn()  # warm-up (table caches, page faults)
+    times = {id(fn): [] for fn in live}
+    for r in range(repeat):
+        for fn in live[r % len(live):] + live[:r % len(live)]:
+            t0 = time.perf_counter()
+            fn()
+            times[id(fn)].append(time.perf_counter() - t0)
+    return [statistics.median(times[id(fn)]) * 1e3 if fn is not None else float("nan")
+            for fn in fns]
 
 
 def cases(img):
@@ -118,9 +128,9 @@ def main():
         F.set_thread_number(n)
         cv2.setNumThreads(n)
         for name, ours, theirs, pil in cases(img):
-            t_ours = median_ms(ours, args.repeat)
-            t_cv2 = median_ms(theirs, args.repeat)
-            t_pil = median_ms(pil, args.repeat) if pil else float("nan")
+            # Pillow is 10-100x slower and sweeps the caches: timed on its own.
+            t_ours, t_cv2 = median_ms([ours, theirs], args.repeat)
+            t_pil, = median_ms([pil], max(3, args.repeat // 3))
             print(f"{name:30s} {n:3d} {t_ours:8.2f} {t_cv2:8.2f} {t_pil:8.2f} "
                   f"{t_ours / t_cv2:8.2f} {t_ours / t_pil:8.2f}")
 
