@@ -49,11 +49,3 @@ def cnn_model():
     onnx.checker.check_model(model)
     return model
 
-
-def run_ort(model, feeds):
-    import onnxruntime as ort
-
-    sess = ort.InferenceSession(model.SerializeToString(),
-                                providers=["CPUExecutionProvider"])
-    names = [o.name for o in sess.get_outputs()]
-    return dict(zip(names, sess.run(None, feeds)))

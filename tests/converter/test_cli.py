@@ -5,7 +5,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from conftest import run_ort
+from ort_oracle import run_ort
 from onnx import TensorProto, helper
 
 from converter.cli import main

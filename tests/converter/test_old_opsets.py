@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import run_ort
+from ort_oracle import run_ort
 from converter.onnx import load_onnx
 
 X = np.random.default_rng(5).normal(size=(2, 3, 4, 4)).astype(np.float32)

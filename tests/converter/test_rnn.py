@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import run_ort
+from ort_oracle import run_ort
 from converter.onnx import load_onnx
 
 SEQ, BATCH, INP, HID = 5, 3, 4, 6
