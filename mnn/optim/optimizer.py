@@ -43,6 +43,15 @@ def _module_parameters(module):
     return params
 
 
+def _all_finite(g):
+    # A finite sum of squares (one BLAS dot, no temporary array) means every element is
+    # finite; a NaN or inf there can also be overflow, so then look at the elements.
+    flat = g.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        square_sum = np.dot(flat, flat)
+    return bool(np.isfinite(square_sum)) or bool(np.all(np.isfinite(g)))
+
+
 def _trainable(params):
     seen, out = set(), []
     for p in params:
@@ -187,9 +196,7 @@ class Optimizer:
         self._step += 1
         for p, g in zip(params, grads):
             value = np.asarray(p)
-            # A finite sum means every element is finite (a NaN or inf in the sum can
-            # also come from overflow, so then look at the elements).
-            if not np.isfinite(g.sum()) and not np.all(np.isfinite(g)):
+            if not _all_finite(g):
                 raise MnnError(f"mnn: step: the gradient of parameter {p.name} is not "
                                "finite (nan or inf); lower the learning rate or check the "
                                "loss")

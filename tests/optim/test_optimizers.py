@@ -175,3 +175,22 @@ def test_loss_built_once_over_placeholders_trains_batch_after_batch():
     # Reading the loss now computes it from the updated weights.
     expect = ((np.tanh(xb @ tp[0].detach().numpy() + tp[1].detach().numpy()) - yb) ** 2).mean()
     np.testing.assert_allclose(loss.read(), expect, rtol=1e-10)
+
+
+def test_huge_but_finite_gradients_step_and_inf_ones_raise():
+    # The finiteness check's fast path (a sum of squares) overflows for gradients near
+    # float32's limit; they are finite and must step, as in torch.
+    w = np.array([1.0, -2.0, 3.0], np.float32)
+    scale = np.array([1e30, -3e37, 2e36], np.float32)
+    p = F.const(w)
+    p.fix_as_trainable()
+    opt = optim.SGD([p], 1e-38, 0.0)
+    tp = torch.tensor(w, requires_grad=True)
+    topt = torch.optim.SGD([tp], lr=1e-38, momentum=0.0)
+    opt.step(F.reduce_sum(p * F.const(scale)))
+    (tp * torch.from_numpy(scale)).sum().backward()
+    topt.step()
+    np.testing.assert_allclose(p.read(), tp.detach().numpy(), rtol=1e-6)
+    inf_loss = F.reduce_sum(p * F.const(np.array([1.0, np.inf, 1.0], np.float32)))
+    with pytest.raises(mnn.expr.MnnError, match="not finite"):
+        opt.step(inf_loss)
