@@ -436,6 +436,21 @@ cdef inline void _lerp_px(const uchar* p0, uchar* d, Py_ssize_t cn, Py_ssize_t s
         d[c] = <uchar>(t0 + <float>0.5)
 
 
+cdef inline void _lerp_row(const uchar* s, uchar* d, const int* ixs, const int* iys,
+                           const float* axs, const float* ays, Py_ssize_t dw, Py_ssize_t w,
+                           Py_ssize_t h, Py_ssize_t cn, Py_ssize_t stride, int border,
+                           const double* bv) noexcept nogil:
+    """One destination row of warp_affine_linear_u8 from its source cells."""
+    cdef Py_ssize_t x, sx, sy
+    for x in range(dw):
+        sx = ixs[x]
+        sy = iys[x]
+        if sx >= 0 and sy >= 0 and sx + 1 < w and sy + 1 < h:
+            _lerp_px(s + sy * stride + sx * cn, d + x * cn, cn, stride, axs[x], ays[x])
+        else:
+            _linear_border_u8(s, d + x * cn, w, h, cn, sx, sy, axs[x], ays[x], border, bv)
+
+
 cdef inline void _affine_row_cells(double step, double start, Py_ssize_t n, int* cell,
                                    float* frac) noexcept nogil:
     # Source cell and fraction of positions step * x + start; a separate function with
@@ -496,24 +511,15 @@ def warp_affine_linear_u8(const uchar[:, :, ::1] src, uchar[:, :, ::1] dst,
             _affine_row_cells(m0, m1 * y + m2, dw, ixs, axs)
             _affine_row_cells(m3, m4 * y + m5, dw, iys, ays)
             d = &dst[y, 0, 0]
-            for x in range(dw):
-                sx = ixs[x]
-                sy = iys[x]
-                if sx >= 0 and sy >= 0 and sx + 1 < w and sy + 1 < h:
-                    if cn == 3:
-                        _lerp_px(s + sy * stride + sx * 3, d + x * 3, 3, stride,
-                                 axs[x], ays[x])
-                    elif cn == 1:
-                        _lerp_px(s + sy * stride + sx, d + x, 1, stride, axs[x], ays[x])
-                    elif cn == 4:
-                        _lerp_px(s + sy * stride + sx * 4, d + x * 4, 4, stride,
-                                 axs[x], ays[x])
-                    else:
-                        _lerp_px(s + sy * stride + sx * cn, d + x * cn, cn, stride,
-                                 axs[x], ays[x])
-                else:
-                    _linear_border_u8(s, d + x * cn, w, h, cn, sx, sy, axs[x], ays[x],
-                                      border, bv)
+            # A literal cn for the common counts, so each gets its own unrolled loop.
+            if cn == 3:
+                _lerp_row(s, d, ixs, iys, axs, ays, dw, w, h, 3, stride, border, bv)
+            elif cn == 1:
+                _lerp_row(s, d, ixs, iys, axs, ays, dw, w, h, 1, stride, border, bv)
+            elif cn == 4:
+                _lerp_row(s, d, ixs, iys, axs, ays, dw, w, h, 4, stride, border, bv)
+            else:
+                _lerp_row(s, d, ixs, iys, axs, ays, dw, w, h, cn, stride, border, bv)
         free(ixs)
         free(iys)
         free(axs)
