@@ -241,5 +241,6 @@ def resize_linear_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1
             out = &dst[y, 0, 0]
             for j in range(m):
                 v = (c0[j] * buf[i0[j]] + c1[j] * buf[i1[j]] + (1 << 21)) >> 22
-                out[j] = <unsigned char>(0 if v < 0 else (255 if v > 255 else v))
+                # Linear weights are non-negative, so v >= 0: only the top needs a clamp.
+                out[j] = <unsigned char>(v if v < 255 else 255)
         free(buf)
