@@ -7,7 +7,8 @@ every consumer.
 
 Evaluation is lazy and cached. Every Expr carries a ``version`` that grows whenever its
 values change; an op Expr remembers the versions of its inputs at the time it computed.
-Reading a Var walks the graph above it, recomputing only the Exprs whose inputs changed.
+Reading a Var walks the graph above it, recomputing only the Exprs whose inputs changed;
+:func:`evaluate_many` reads several Vars (an optimizer's gradients) in one walk.
 Cached arrays are never written in place (sources are replaced on ``write``), so ops may
 return views of their inputs and ``read()`` results stay valid.
 """
