@@ -146,7 +146,7 @@ def _matmul_grad(inputs, outputs, grads, transpose_a, transpose_b):
 register(OpDef("matmul", _matmul_infer, _matmul_compute, _matmul_grad))
 
 
-def matmul(a, b, transposeA=False, transposeB=False):  # noqa: N803 - MNN's names
+def matmul(a, b, transposeA=False, transposeB=False):
     """Matrix product of ``a`` and ``b`` (numpy's ``matmul`` rules; MNN's transpose flags
     swap the last two axes of an operand first).
 
