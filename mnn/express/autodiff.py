@@ -6,6 +6,7 @@ rule raises, naming it: MNN silently skips such ops; a silently missing gradient
 training bug nobody finds.
 """
 from .errors import OpError
+from .graph import topological_order
 from .var import Var, to_var
 
 __all__ = ["grad"]
@@ -14,20 +15,7 @@ __all__ = ["grad"]
 def _path_exprs(outputs, wanted):
     """Op Exprs between ``wanted`` sources and ``outputs``, consumers before producers."""
     wanted_ids = {v.expr.id for v in wanted}
-    # Topological order of everything above the outputs (inputs first).
-    order, seen, stack = [], set(), [(v.expr, False) for v in outputs]
-    while stack:
-        expr, expanded = stack.pop()
-        if expanded:
-            order.append(expr)
-            continue
-        if expr.id in seen:
-            continue
-        seen.add(expr.id)
-        stack.append((expr, True))
-        for v in expr.inputs:
-            if v.expr.id not in seen:
-                stack.append((v.expr, False))
+    order = topological_order([v.expr for v in outputs])
     # Keep only Exprs that depend on a wanted Var.
     reaches = set()
     for expr in order:

@@ -256,9 +256,21 @@ def _signature(inputs):
     return tuple((m.shape, m.dtype) for m in (v.expr.metas[v.index] for v in inputs))
 
 
-def _ancestors(root):
-    """All Exprs above and including ``root``, inputs before consumers (iterative)."""
-    order, seen, stack = [], set(), [(root, False)]
+def topological_order(roots, stop_ids=(), seen=None):
+    """Exprs above and including ``roots``, inputs before consumers (iterative: graphs
+    of thousands of ops would overflow Python's recursion limit).
+
+    Parameters
+    ----------
+    roots : iterable of Expr
+    stop_ids : collection of int
+        Ids of Exprs that are listed but not walked past (a subgraph's inputs).
+    seen : set of int, optional
+        Ids already listed by an earlier call; shared, so that several calls list each
+        Expr once. Updated in place.
+    """
+    seen = set() if seen is None else seen
+    order, stack = [], [(root, False) for root in roots]
     while stack:
         expr, expanded = stack.pop()
         if expanded:
@@ -268,10 +280,17 @@ def _ancestors(root):
             continue
         seen.add(expr.id)
         stack.append((expr, True))
+        if expr.id in stop_ids:
+            continue
         for v in expr.inputs:
             if v.expr.id not in seen:
                 stack.append((v.expr, False))
     return order
+
+
+def _ancestors(root):
+    """All Exprs above and including ``root``, inputs before consumers."""
+    return topological_order([root])
 
 
 def _stale_order(roots):

@@ -10,7 +10,7 @@ trainable Vars of the graph are parameters as they are.
 import numpy as np
 
 from ..express.errors import MnnError
-from ..express.graph import PLACEHOLDER, TRAINABLE, apply
+from ..express.graph import PLACEHOLDER, TRAINABLE, apply, topological_order
 from ..express.var import const, to_var
 from ..nn.module import Module
 
@@ -22,24 +22,8 @@ _WEIGHTED_OPS = ("conv2d", "conv2d_transpose", "conv1d", "matmul")
 
 
 def _op_order(inputs, outputs):
-    """Op Exprs between ``inputs`` and ``outputs``, producers first (iterative walk)."""
-    stop = {v.expr.id for v in inputs}
-    order, seen, stack = [], set(), [(v.expr, False) for v in outputs]
-    while stack:
-        expr, expanded = stack.pop()
-        if expanded:
-            order.append(expr)
-            continue
-        if expr.id in seen:
-            continue
-        seen.add(expr.id)
-        stack.append((expr, True))
-        if expr.id in stop:
-            continue
-        for v in expr.inputs:
-            if v.expr.id not in seen:
-                stack.append((v.expr, False))
-    return order
+    """Op Exprs between ``inputs`` and ``outputs``, producers first."""
+    return topological_order([v.expr for v in outputs], stop_ids={v.expr.id for v in inputs})
 
 
 class ExtractedModule(Module):

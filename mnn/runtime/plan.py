@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from ..express.errors import OpError
-from ..express.graph import PLACEHOLDER, TRAINABLE, _describe
+from ..express.graph import PLACEHOLDER, TRAINABLE, _describe, topological_order
 from ..express.optable import TensorMeta
 
 __all__ = ["Plan", "PlanStep", "RunStopped"]
@@ -118,7 +118,7 @@ class Plan:
         order = []
         seen = set()
         for out in self.output_vars:
-            order.extend(_ancestors_stop(out.expr, input_exprs, seen))
+            order.extend(topological_order([out.expr], input_exprs, seen))
         steps = []
         for expr in order:
             if expr.id in input_exprs:
@@ -418,24 +418,4 @@ def _check_outputs(step, inferred, result):
 def _where(step):
     return f" [op {step.name}]" if step.name else ""
 
-
-def _ancestors_stop(root, stop_ids, seen):
-    """Exprs above ``root`` (inputs first), not walking past Exprs in ``stop_ids`` and
-    skipping those already in ``seen`` (shared between several roots)."""
-    order, stack = [], [(root, False)]
-    while stack:
-        expr, expanded = stack.pop()
-        if expanded:
-            order.append(expr)
-            continue
-        if expr.id in seen:
-            continue
-        seen.add(expr.id)
-        stack.append((expr, True))
-        if expr.id in stop_ids:
-            continue
-        for v in expr.inputs:
-            if v.expr.id not in seen:
-                stack.append((v.expr, False))
-    return order
 
