@@ -96,7 +96,12 @@ def _matmul_gemm(a, b, transpose_a, transpose_b):
     ia = _batch_index(a_lead, batch, count_all)
     ib = _batch_index(b_lead, batch, count_all)
     nc.blas_single_thread()
-    _gemm_k.gemm_indexed(a3, b3, c, ia, ib, ta, tb, nc.threads(m_all * n * k * count_all))
+    nthreads = nc.threads(m_all * n * k * count_all)
+    if count_all == 1:
+        # One product: split its columns over the threads (gemm_indexed splits products).
+        _gemm_k.gemm_split(a3[ia[0]], b3[ib[0]], c[0], ta, tb, nthreads=nthreads)
+    else:
+        _gemm_k.gemm_indexed(a3, b3, c, ia, ib, ta, tb, nthreads)
     return c.reshape(out_shape)
 
 
