@@ -229,6 +229,10 @@ def max_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
                             rb[ix] = _nanmax(src[ix], rb[ix])
                 for p in range(sw):
                     dst = ph + p * L
+                    # Assigned here so Cython makes them thread-private: written only
+                    # through pointers, they were shared between threads (a race).
+                    i0 = 0
+                    i1 = 0
                     _phase_bounds(p, sw, pl, W, L, &i0, &i1)
                     for i in range(i0):
                         dst[i] = -INFINITY
@@ -304,6 +308,10 @@ def avg_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y,
                             rb[ix] = rb[ix] + src[ix]
                 for p in range(sw):
                     dst = ph + p * L
+                    # Assigned here so Cython makes them thread-private: written only
+                    # through pointers, they were shared between threads (a race).
+                    i0 = 0
+                    i1 = 0
                     _phase_bounds(p, sw, pl, W, L, &i0, &i1)
                     for i in range(i0):
                         dst[i] = 0

@@ -75,6 +75,26 @@ def test_pooling_matches_torch(threads, k, s, p, ceil):
         np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)
 
 
+def test_pooling_is_deterministic_across_threads():
+    # A race between OpenMP threads (a window bound shared instead of private) corrupted
+    # a few outputs in ~1 of 70 two-thread runs; repeat so such a race shows.
+    before = F.get_thread_number()
+    F.set_thread_number(2)
+    try:
+        x = RNG.standard_normal((1, 64, 112, 112)).astype(np.float32)
+        ref = TF.max_pool2d(torch.tensor(x), 3, 2, 1).numpy()
+        ref_avg = TF.avg_pool2d(torch.tensor(x), 3, 2, 1).numpy()
+        xv = F.placeholder(list(x.shape))
+        y = F.max_pool(xv, (3, 3), (2, 2), pads=(1, 1))
+        y_avg = F.avg_pool(xv, (3, 3), (2, 2), pads=(1, 1))
+        for _ in range(150):
+            xv.write(x)
+            np.testing.assert_array_equal(y.read(), ref)
+            np.testing.assert_allclose(y_avg.read(), ref_avg, rtol=1e-5, atol=1e-6)
+    finally:
+        F.set_thread_number(before)
+
+
 @pytest.mark.parametrize("slope", [0.0, 0.2])
 def test_relu_gradient_matches_torch(threads, slope):
     x = RNG.standard_normal((3, 50000)).astype(np.float32)
