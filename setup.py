@@ -22,6 +22,10 @@ def _compile_args():
     return args
 
 
+# C headers shared by several kernel files (e.g. the SIMD exp).
+_INCLUDE = os.path.join("mnn", "_cython", "include")
+
+
 def _extensions():
     exts = []
     for path in sorted(glob.glob(os.path.join("mnn", "_cython", "*.pyx"))):
@@ -30,7 +34,8 @@ def _extensions():
             Extension(
                 name,
                 [path],
-                include_dirs=[np.get_include()],
+                include_dirs=[np.get_include(), _INCLUDE],
+                depends=sorted(glob.glob(os.path.join(_INCLUDE, "*.h"))),
                 extra_compile_args=_compile_args(),
                 extra_link_args=["-fopenmp"],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -2,56 +2,18 @@
 """Softmax and log-softmax over one axis of a float32 array viewed as (outer, n, inner).
 
 Python (mnn/express/ops/nn_activation.py) checks dtype and contiguity and allocates the
-output. Per slice: the max over the axis, ``exp(x - max)`` with a SIMD exp (the same
-polynomial as elementwise.pyx's, within 2 ulp of libm), its sum, then ``e / sum`` or
-``(x - max) - log(sum)``, each pass a contiguous vectorizable loop. Slices are split
-over OpenMP threads.
+output. Per slice: the max over the axis, ``exp(x - max)`` with the SIMD exp of
+include/simd_exp.h (shared with elementwise.pyx; within 2 ulp of libm), its sum, then
+``e / sum`` or ``(x - max) - log(sum)``, each pass a contiguous vectorizable loop. Slices
+are split over OpenMP threads.
 """
 cimport openmp
 import numpy as np
 from cython.parallel cimport prange
 from libc.math cimport INFINITY, logf
 
-cdef extern from *:
-    """
-    #include <math.h>
-    /* exp on float32 in SIMD lanes: n = round(x / ln2), r = x - n ln2 (two-part ln2),
-       exp(r) by Cephes' degree-5 polynomial (about 1 ulp), times 2^n built from the
-       exponent bits. Valid for -87 <= x <= 88; a chunk holding anything else (overflow,
-       underflow to subnormals, inf, nan) is redone element by element with libm's expf. */
-    #pragma GCC push_options
-    /* Compares may not raise FP exceptions (nobody reads the flags here): lets the
-       clamps become SIMD selects. */
-    #pragma GCC optimize ("no-trapping-math")
-    static void sm_exp_f32(const float *x, float *out, Py_ssize_t n) {
-        int outside = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            float v = x[i];
-            outside |= (v < -87.0f) | (v > 88.0f) | (v != v);  /* no branches: SIMD */
-            v = v < -87.0f ? -87.0f : v;  /* selects, not fminf: they vectorize */
-            v = v > 88.0f ? 88.0f : v;
-            float k = floorf(v * 1.44269504088896341f + 0.5f);
-            float r = v - k * 0.693359375f;
-            r = r - k * -2.12194440e-4f;
-            float p = 1.9875691500e-4f;
-            p = p * r + 1.3981999507e-3f;
-            p = p * r + 8.3334519073e-3f;
-            p = p * r + 4.1665795894e-2f;
-            p = p * r + 1.6666665459e-1f;
-            p = p * r + 5.0000001201e-1f;
-            p = p * (r * r) + r + 1.0f;
-            int bits = ((int)k + 127) << 23;
-            float scale;
-            __builtin_memcpy(&scale, &bits, sizeof scale);
-            out[i] = p * scale;
-        }
-        if (outside)
-            for (Py_ssize_t i = 0; i < n; i++)
-                if (!(x[i] >= -87.0f && x[i] <= 88.0f)) out[i] = expf(x[i]);
-    }
-    #pragma GCC pop_options
-    """
-    void sm_exp_f32(const float *x, float *out, Py_ssize_t n) nogil
+cdef extern from "simd_exp.h":
+    void mnn_exp_f32(const float *x, float *out, Py_ssize_t n) nogil
 
 
 cdef void _rows(const float* x, float* y, float* tmp, Py_ssize_t n, bint log_out) noexcept nogil:
@@ -72,11 +34,11 @@ cdef void _rows(const float* x, float* y, float* tmp, Py_ssize_t n, bint log_out
     if log_out:
         for i in range(n):
             y[i] = x[i] - m
-        sm_exp_f32(y, tmp, n)
+        mnn_exp_f32(y, tmp, n)
     else:
         for i in range(n):
             tmp[i] = x[i] - m
-        sm_exp_f32(tmp, y, n)
+        mnn_exp_f32(tmp, y, n)
         tmp = y
     for k in range(16):
         lanes[k] = 0
@@ -114,13 +76,13 @@ cdef void _cols(const float* x, float* y, float* buf, Py_ssize_t n, Py_ssize_t i
         if log_out:
             for i in range(inner):
                 y[k * inner + i] = x[k * inner + i] - m[i]
-            sm_exp_f32(y + k * inner, tmp, inner)
+            mnn_exp_f32(y + k * inner, tmp, inner)
             for i in range(inner):
                 s[i] = s[i] + tmp[i]
         else:
             for i in range(inner):
                 tmp[i] = x[k * inner + i] - m[i]
-            sm_exp_f32(tmp, y + k * inner, inner)
+            mnn_exp_f32(tmp, y + k * inner, inner)
             for i in range(inner):
                 s[i] = s[i] + y[k * inner + i]
     if log_out:
