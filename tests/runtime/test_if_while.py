@@ -5,6 +5,7 @@ import pytest
 
 from mnn.express.errors import OpError
 from mnn.express.ops.control_flow import Subgraph
+from runtime_models import loop_model
 
 f32 = np.float32
 
@@ -86,40 +87,12 @@ def test_while_growing_value_has_unknown_static_shape():
     np.testing.assert_allclose(out.read(), [1, 2, 3, 4, 5])
 
 
-def _onnx_loop_model():
-    from onnx import TensorProto as T
-    from onnx import helper as h
-
-    body = h.make_graph(
-        [h.make_node("Add", ["v_in", "x"], ["v_out"]),
-         h.make_node("Cast", ["iter"], ["iter_f"], to=T.FLOAT),
-         h.make_node("Less", ["iter_f", "stop"], ["cond_out"]),
-         h.make_node("Mul", ["v_out", "iter_f"], ["scan"])],
-        "body",
-        [h.make_tensor_value_info("iter", T.INT64, []),
-         h.make_tensor_value_info("cond_in", T.BOOL, []),
-         h.make_tensor_value_info("v_in", T.FLOAT, [2, 3])],
-        [h.make_tensor_value_info("cond_out", T.BOOL, []),
-         h.make_tensor_value_info("v_out", T.FLOAT, [2, 3]),
-         h.make_tensor_value_info("scan", T.FLOAT, [2, 3])])
-    g = h.make_graph(
-        [h.make_node("Loop", ["M", "c", "v0"], ["v", "s"], body=body)], "g",
-        [h.make_tensor_value_info("M", T.INT64, []),
-         h.make_tensor_value_info("c", T.BOOL, []),
-         h.make_tensor_value_info("v0", T.FLOAT, [2, 3]),
-         h.make_tensor_value_info("x", T.FLOAT, [2, 3]),
-         h.make_tensor_value_info("stop", T.FLOAT, [])],
-        [h.make_tensor_value_info("v", T.FLOAT, [2, 3]),
-         h.make_tensor_value_info("s", T.FLOAT, None)])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
-
 @pytest.mark.parametrize("trips, cond, stop", [(3, True, 100.0), (0, True, 100.0),
                                                (5, False, 100.0), (10, True, 2.0),
                                                (1, True, -1.0)])
 def test_loop_matches_onnxruntime(trips, cond, stop):
     ort = pytest.importorskip("onnxruntime")
-    sess = ort.InferenceSession(_onnx_loop_model().SerializeToString())
+    sess = ort.InferenceSession(loop_model().SerializeToString())
     rng = np.random.default_rng(0)
     feeds = {"M": np.array(trips, np.int64), "c": np.array(cond),
              "v0": rng.standard_normal((2, 3)).astype(f32),
