@@ -1,8 +1,11 @@
 """The ONNX backend node suite through the converter (oracle: onnx's expected outputs).
 
-tests/converter/onnx_node_expected_passes.txt lists the cases known to pass; the list only
-grows. A listed case that fails (or disappears from the installed onnx) fails this test.
-Regenerate candidates with ``python -m converter.conformance --passes-file FILE``.
+Two lists of cases known to pass, each of which only grows: through the express graph
+(tests/converter/onnx_node_expected_passes.txt) and through the .mnn file as well —
+convert, write, read back with the file reader, run
+(tests/converter/onnx_node_expected_file_passes.txt). A listed case that fails (or
+disappears from the installed onnx) fails its test. Regenerate candidates with
+``python -m converter.conformance [--through-file] --passes-file FILE``.
 """
 import pathlib
 
@@ -11,6 +14,7 @@ import pytest
 from converter import conformance
 
 EXPECTED = pathlib.Path(__file__).with_name("onnx_node_expected_passes.txt")
+EXPECTED_FILE = pathlib.Path(__file__).with_name("onnx_node_expected_file_passes.txt")
 
 
 @pytest.fixture(scope="module")
@@ -18,22 +22,38 @@ def cases():
     return {c.name: c for c in conformance.load_cases()}
 
 
-def _expected():
-    return [line.strip() for line in EXPECTED.read_text().splitlines()
+def _expected(path=EXPECTED):
+    return [line.strip() for line in path.read_text().splitlines()
             if line.strip() and not line.startswith("#")]
 
 
-def test_expected_passes_still_pass(cases):
+def _failures(cases, names, through_file):
     failures = []
-    for name in _expected():
+    for name in names:
         case = cases.get(name)
         if case is None:
             failures.append(f"{name}: not in the installed onnx's node suite")
             continue
-        reason = conformance.run_case(case)
+        reason = conformance.run_case(case, through_file=through_file)
         if reason is not None:
             failures.append(f"{name}: {reason}")
+    return failures
+
+
+def test_expected_passes_still_pass(cases):
+    failures = _failures(cases, _expected(), through_file=False)
     assert not failures, "\n".join(failures)
+
+
+def test_expected_file_passes_still_pass(cases):
+    failures = _failures(cases, _expected(EXPECTED_FILE), through_file=True)
+    assert not failures, "\n".join(failures)
+
+
+def test_file_list_is_sorted_and_a_subset_of_the_graph_list():
+    names = _expected(EXPECTED_FILE)
+    assert names == sorted(set(names))
+    assert set(names) <= set(_expected())
 
 
 def test_expected_list_is_sorted_and_unique():
