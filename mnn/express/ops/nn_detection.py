@@ -7,6 +7,13 @@ order, as TensorFlow and ONNX ``center_point_box=0``) and ``scores (num,)``; att
 int32 indices of the kept boxes, best score first (ties: lower index first); its length
 is known only after computing. A box is dropped when its IoU with a kept box exceeds
 ``iou_threshold`` or its score is not above ``score_threshold``.
+
+Gradients: ``nms`` and ``detection_post_process`` select boxes, so they have no gradient
+rule. ``nms``'s output is an int index, which carries no gradient (as any int Var):
+gathering boxes or scores with it is differentiable (the gradient flows through the
+gather to the gathered Var), and anything computed from the indices themselves gets a
+zero gradient. A gradient that must pass through ``detection_post_process``'s float
+boxes or scores raises an error naming the op.
 """
 import numpy as np
 
