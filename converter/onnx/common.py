@@ -6,10 +6,10 @@ import mnn.express as F
 
 def onnx_type(ctx, elem_type):
     """numpy dtype a Var holds for an ONNX element type number (error naming the node)."""
-    from .loader import ConvertError, onnx_dtype_to_numpy
+    from .loader import ConvertError, onnx_dtype_to_numpy, storage_dtype
 
     try:
-        return F.dtypes.to_numpy_dtype(onnx_dtype_to_numpy(elem_type))
+        return storage_dtype(onnx_dtype_to_numpy(elem_type))
     except (ConvertError, TypeError) as exc:
         raise ctx.error(str(exc)) from None
 

@@ -11,15 +11,24 @@ import numpy as np
 import mnn.express as F
 from mnn.express.ops.control_flow import Subgraph, if_, loop
 
+from .common import onnx_type
 from .registry import onnx_op
-from .values import Sequence
+from .values import EMPTY, RuntimeOptional, RuntimeSequence, Sequence, to_runtime
 
 _INT64_MAX = np.iinfo(np.int64).max
 
 
 def _fresh_like(var):
     meta = var.expr.metas[var.index]
+    if meta.shape is None:
+        raise ValueError(f"the shape of {var.name or 'a loop value'} is only known at run "
+                         "time")
     return F.placeholder(list(meta.shape), F.NCHW, meta.dtype)
+
+
+def _fresh_vector(var):
+    """A placeholder for a 1-d tensor whose length may change (packed sequences)."""
+    return F.placeholder([-1], F.NCHW, var.dtype)
 
 
 def _check_tensors(ctx, values, what):
@@ -42,8 +51,9 @@ def if_op(ctx, cond, then_branch=None, else_branch=None):
     else_scope, else_outs = ctx.subgraph(else_branch)
     if len(then_outs) != len(else_outs):
         raise ctx.error(f"the branches have {len(then_outs)} and {len(else_outs)} outputs")
-    # Sequences of one length in both branches travel as their elements.
-    layout = _sequence_layout(ctx, then_outs, else_outs)
+    # Sequences of one length in both branches travel as their elements; other sequences
+    # and optionals travel packed (see _branch_layout).
+    layout, then_outs, else_outs = _branch_layout(ctx, then_branch, then_outs, else_outs)
     then_outs, else_outs = _flatten(then_outs), _flatten(else_outs)
     _check_tensors(ctx, then_outs + else_outs, "a branch")
     names = list(then_scope.captures) + [n for n in else_scope.captures
@@ -63,36 +73,126 @@ def if_op(ctx, cond, then_branch=None, else_branch=None):
     return _regroup(results, layout)
 
 
-def _sequence_layout(ctx, then_outs, else_outs):
-    """Per output: None for a tensor, the length for a sequence (equal in both branches)."""
-    layout = []
-    for a, b in zip(then_outs, else_outs):
-        if isinstance(a, list) or isinstance(b, list):
-            if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
-                raise ctx.error("the branches return sequences of different lengths (or a "
-                                "sequence and a tensor); only equal lengths are supported")
-            layout.append(len(a))
-        else:
+def _is_optional(value):
+    return value is EMPTY or isinstance(value, RuntimeOptional)
+
+
+def _is_sequence(value):
+    return isinstance(value, (list, RuntimeSequence))
+
+
+def _branch_layout(ctx, branch, then_outs, else_outs):
+    """Per output: None for a tensor, the length for a static sequence of one length in
+    both branches, ``"seq"`` for a packed sequence, ``("opt", kind)`` for an optional
+    decided at run time (kind: ``"seq"`` or ``"tensor"``). Returns the layout and both
+    branches' outputs brought to it."""
+    layout, new_then, new_else = [], [], []
+    for i, (a, b) in enumerate(zip(then_outs, else_outs)):
+        declared = branch.output[i].type if i < len(branch.output) else None
+        if isinstance(a, F.Var) and isinstance(b, F.Var):
             layout.append(None)
-    return layout
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and a:
+            layout.append(len(a))
+        elif _is_optional(a) or _is_optional(b) or (
+                declared is not None and declared.HasField("optional_type")):
+            kind, dtype = _optional_kind(ctx, a, b, declared)
+            a, b = (_as_runtime_optional(ctx, v, kind, dtype) for v in (a, b))
+            layout.append(("opt", kind))
+        elif _is_sequence(a) and _is_sequence(b):
+            dtype = _sequence_dtype(ctx, [a, b], declared)
+            a, b = (_packed(ctx, v, dtype) for v in (a, b))
+            layout.append("seq")
+        else:
+            raise ctx.error(f"output {i}: the branches return a sequence and a tensor")
+        new_then.append(a)
+        new_else.append(b)
+    return layout, new_then, new_else
+
+
+def _sequence_dtype(ctx, values, declared):
+    for v in values:
+        dtype = getattr(v, "dtype", None)
+        if dtype is not None:
+            return dtype
+    t = declared
+    while t is not None and t.WhichOneof("value") in ("optional_type", "sequence_type"):
+        t = t.optional_type.elem_type if t.HasField("optional_type") else \
+            t.sequence_type.elem_type
+    if t is not None and t.HasField("tensor_type") and t.tensor_type.elem_type:
+        return onnx_type(ctx, t.tensor_type.elem_type)
+    raise ctx.error("the element type of a sequence is unknown in both branches")
+
+
+def _packed(ctx, value, dtype):
+    if isinstance(value, list) and not value:
+        value = Sequence(elem_dtype=dtype)
+    try:
+        return to_runtime(value)
+    except TypeError as exc:
+        raise ctx.error(str(exc)) from None
+
+
+def _optional_kind(ctx, a, b, declared):
+    """("seq" or "tensor", element dtype) of an optional output of two branches."""
+    contents = [v.value if isinstance(v, RuntimeOptional) else v for v in (a, b)
+                if v is not EMPTY]
+    if contents:
+        kind = "seq" if _is_sequence(contents[0]) else "tensor"
+    else:
+        t = declared.optional_type.elem_type if declared is not None and \
+            declared.HasField("optional_type") else None
+        if t is None:
+            raise ctx.error("both branches return an empty optional of unknown type")
+        kind = "seq" if t.HasField("sequence_type") else "tensor"
+    return kind, _sequence_dtype(ctx, contents, declared)
+
+
+def _as_runtime_optional(ctx, value, kind, dtype):
+    if isinstance(value, RuntimeOptional):
+        return value
+    present = F.const(np.array(value is not EMPTY))
+    if kind == "seq":
+        content = Sequence(elem_dtype=dtype) if value is EMPTY else value
+        return RuntimeOptional(present, _packed(ctx, content, dtype))
+    if value is EMPTY:
+        # The content of an empty optional is never read: an empty tensor of its type.
+        return RuntimeOptional(present, F.const(np.zeros(0, dtype)))
+    if not isinstance(value, F.Var):
+        raise ctx.error("an optional holds a sequence in one branch and a tensor in the "
+                        "other")
+    return RuntimeOptional(present, value)
 
 
 def _flatten(outs):
     flat = []
     for v in outs:
-        flat.extend(v if isinstance(v, list) else [v])
+        if isinstance(v, (RuntimeSequence, RuntimeOptional)):
+            flat.extend(v.vars)
+        else:
+            flat.extend(v if isinstance(v, list) else [v])
     return flat
 
 
 def _regroup(results, layout):
     out, i = [], 0
-    for length in layout:
-        if length is None:
+    for item in layout:
+        if item is None:
             out.append(results[i])
             i += 1
+        elif item == "seq":
+            out.append(RuntimeSequence(results[i], results[i + 1]))
+            i += 2
+        elif isinstance(item, tuple):
+            if item[1] == "seq":
+                out.append(RuntimeOptional(results[i], RuntimeSequence(results[i + 1],
+                                                                       results[i + 2])))
+                i += 3
+            else:
+                out.append(RuntimeOptional(results[i], results[i + 1]))
+                i += 2
         else:
-            out.append(Sequence(results[i:i + length]))
-            i += length
+            out.append(Sequence(results[i:i + item]))
+            i += item
     return out
 
 
@@ -103,8 +203,15 @@ def loop_op(ctx, M=None, cond=None, *v_initial, body=None):
     if len(body.input) != 2 + len(v_initial):
         raise ctx.error(f"the body takes {len(body.input)} inputs, expected "
                         f"{2 + len(v_initial)} (iteration, cond, loop values)")
-    if any(isinstance(v, list) for v in v_initial):
-        return _unrolled_loop(ctx, M, cond, v_initial, body)
+    if any(not isinstance(v, F.Var) for v in v_initial):
+        static = all(isinstance(v, (F.Var, list)) for v in v_initial)
+        if static and (M is None or ctx.value(M) is not None) and \
+                (cond is None or ctx.value(cond) is not None):
+            try:
+                return _unrolled_loop(ctx, M, cond, v_initial, body)
+            except _NotUnrollable:
+                pass
+        return _sequence_loop(ctx, M, cond, v_initial, body)
     _check_tensors(ctx, v_initial, "a loop input")
     trip = M if M is not None else F.const(np.array(_INT64_MAX, np.int64))
     go = cond if cond is not None else F.const(np.array(True))
@@ -129,6 +236,75 @@ def loop_op(ctx, M=None, cond=None, *v_initial, body=None):
     return results[:n] + results[n + len(caps):]
 
 
+class _NotUnrollable(Exception):
+    """An iteration's condition is only known at run time: the loop cannot be unrolled."""
+
+
+def _sequence_loop(ctx, M, cond, v_initial, body):
+    """A Loop carrying sequences of run-time length: each sequence rides as its packed
+    (data, index) tensors, which may change shape between iterations."""
+    kinds, flat_init, body_values = [], [], []
+    for i, v in enumerate(v_initial):
+        if isinstance(v, F.Var):
+            kinds.append("tensor")
+            flat_init.append(v)
+            body_values.append(_fresh_like(v))
+        elif _is_sequence(v):
+            packed = _packed(ctx, v, getattr(v, "dtype", None) or _body_input_dtype(
+                ctx, body, 2 + i))
+            kinds.append("seq")
+            flat_init.extend(packed.vars)
+            body_values.append(RuntimeSequence(_fresh_vector(packed.data),
+                                               _fresh_vector(packed.index)))
+        else:
+            raise ctx.error(f"loop value {i} is an optional that may be empty; only tensors "
+                            "and sequences can be carried")
+    trip = M if M is not None else F.const(np.array(_INT64_MAX, np.int64))
+    go = cond if cond is not None else F.const(np.array(True))
+    iter_ph = F.placeholder([], F.NCHW, np.int64)
+    cond_ph = F.placeholder([], F.NCHW, np.bool_)
+    scope, outs = ctx.subgraph(body, [iter_ph, cond_ph] + body_values)
+    n = len(v_initial)
+    if len(outs) < 1 + n:
+        raise ctx.error(f"the body returns {len(outs)} values, expected at least {1 + n}")
+    new_values = []
+    for i, (kind, out) in enumerate(zip(kinds, outs[1:1 + n])):
+        if kind == "tensor":
+            _check_tensors(ctx, [out], "the loop body")
+            new_values.extend([out])
+        else:
+            if not _is_sequence(out):
+                raise ctx.error(f"loop value {i} is a sequence but the body returns a "
+                                f"{type(out).__name__}")
+            new_values.extend(_packed(ctx, out, body_values[i].dtype).vars)
+    _check_tensors(ctx, outs[1 + n:], "a scan output of the loop body")
+    flat_inputs = [v for bv in body_values
+                   for v in (bv.vars if isinstance(bv, RuntimeSequence) else [bv])]
+    caps = list(scope.captures.values())
+    new_cond = outs[0]
+    if new_cond.dtype != np.bool_:
+        new_cond = F.cast(new_cond, np.bool_)
+    graph = Subgraph([iter_ph, cond_ph] + flat_inputs + [inner for _, inner in caps],
+                     [new_cond] + new_values + [inner for _, inner in caps] + outs[1 + n:],
+                     name=f"{ctx.name}_body")
+    results = loop(trip, F.cast(go, np.bool_), graph,
+                   flat_init + [outer for outer, _ in caps])
+    values, j = [], 0
+    for kind in kinds:
+        if kind == "tensor":
+            values.append(results[j])
+            j += 1
+        else:
+            values.append(RuntimeSequence(results[j], results[j + 1]))
+            j += 2
+    return values + results[j + len(caps):]
+
+
+def _body_input_dtype(ctx, body, i):
+    """Element dtype a body's input ``i`` declares (an empty sequence's type)."""
+    return _sequence_dtype(ctx, [], body.input[i].type)
+
+
 def _unrolled_loop(ctx, M, cond, v_initial, body):
     """A Loop carrying a sequence (a list fixed at conversion time) is unrolled: its trip
     count and every iteration's condition must then be constants."""
@@ -148,9 +324,9 @@ def _unrolled_loop(ctx, M, cond, v_initial, body):
         c = F.const(np.array(True))
         _, outs = ctx.subgraph(body, [it, c] + values, inline=True)
         go = ctx.value(outs[0])
-        if go is None:
-            raise ctx.error("a Loop carrying a sequence needs a condition known at "
-                            "conversion time")
+        if go is None or any(isinstance(v, (RuntimeSequence, RuntimeOptional))
+                             for v in outs[1:]):
+            raise _NotUnrollable()
         values = list(outs[1:1 + n])
         scans.append(outs[1 + n:])
         i += 1

@@ -8,6 +8,7 @@ conversion with the list of every unsupported op in the model.
 """
 import os
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -17,7 +18,7 @@ from mnn.express.errors import MnnError
 
 from . import ops as _ops  # noqa: F401 - registers every handler
 from .registry import find_handler
-from .values import EMPTY, Sequence
+from .values import EMPTY, RuntimeOptional, RuntimeSequence, Sequence
 
 __all__ = [
     "ConvertError",
@@ -57,7 +58,32 @@ _NP_OF_ONNX = {
     onnx.TensorProto.BOOL: np.bool_, onnx.TensorProto.FLOAT16: np.float16,
     onnx.TensorProto.INT16: np.int16, onnx.TensorProto.UINT16: np.uint16,
     onnx.TensorProto.UINT32: np.uint32, onnx.TensorProto.UINT64: np.uint64,
+    onnx.TensorProto.BFLOAT16: ml_dtypes.bfloat16,
 }
+
+# Types Vars cannot hold, stored in a wider one (values kept exactly). Casts to them go
+# through ``narrow_cast`` so they lose what the narrow type cannot hold; graph outputs
+# declared in them are returned in them.
+_STORAGE = {
+    np.dtype(np.float16): np.dtype(np.float32),
+    np.dtype(ml_dtypes.bfloat16): np.dtype(np.float32),
+    np.dtype(np.int16): np.dtype(np.int32),
+    np.dtype(np.uint16): np.dtype(np.int32),
+    np.dtype(np.uint32): np.dtype(np.int64),
+    np.dtype(np.uint64): np.dtype(np.int64),
+}
+
+
+def storage_dtype(dtype):
+    """The dtype a Var holds values of numpy ``dtype`` in (TypeError if none)."""
+    dtype = np.dtype(dtype)
+    return _STORAGE.get(dtype) or F.dtypes.to_numpy_dtype(dtype)
+
+
+def narrow_name(dtype):
+    """``narrow_cast``'s name for a dtype stored wider (None for the dtypes Vars hold)."""
+    dtype = np.dtype(dtype)
+    return dtype.name if dtype in _STORAGE else None
 
 
 def onnx_dtype_to_numpy(elem_type, what="tensor"):
@@ -74,7 +100,7 @@ def onnx_dtype_to_numpy(elem_type, what="tensor"):
 def to_supported_array(arr, what="tensor"):
     """Store an initializer in a dtype Vars hold (float16 widens, uint32 to int64 ...)."""
     try:
-        return np.asarray(arr, dtype=F.dtypes.to_numpy_dtype(arr.dtype))
+        return np.asarray(arr, dtype=storage_dtype(arr.dtype))
     except TypeError:
         raise ConvertError(f"converter: {what} has dtype {arr.dtype}, which mnn cannot "
                            "hold") from None
@@ -93,10 +119,12 @@ class OnnxGraph:
         domain -> opset version.
     """
 
-    def __init__(self, inputs, outputs, opset):
+    def __init__(self, inputs, outputs, opset, output_dtypes=None):
         self.inputs = inputs
         self.outputs = outputs
         self.opset = opset
+        # Output name -> declared dtype where it is one Vars store wider (float16 ...).
+        self.output_dtypes = dict(output_dtypes or {})
 
     def run(self, feeds):
         """Write ``feeds`` (name -> array) into the inputs and return the output arrays."""
@@ -116,7 +144,20 @@ class OnnxGraph:
             elif value is not None:
                 raise ConvertError(f"converter: input {name!r} was converted as an empty "
                                    "optional")
-        return {name: _value_of(v) for name, v in self.outputs.items()}
+        return {name: _narrowed(_value_of(v), self.output_dtypes.get(name))
+                for name, v in self.outputs.items()}
+
+
+def _narrowed(value, dtype):
+    """An output value in its declared narrow dtype (float16 ... stored wider)."""
+    if dtype is None or value is None:
+        return value
+    if isinstance(value, list):
+        return [_narrowed(v, dtype) for v in value]
+    if value.dtype == _STORAGE.get(dtype):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return value.astype(dtype)
+    return value
 
 
 def _write(var, value):
@@ -134,6 +175,12 @@ def _value_of(value):
         return np.array(value.read())
     if value is EMPTY:
         return None
+    if isinstance(value, RuntimeSequence):
+        return [np.array(a) for a in F.sequence_unpack(value.data.read(), value.index.read())]
+    if isinstance(value, RuntimeOptional):
+        if not bool(np.asarray(value.present.read()).reshape(-1)[0]):
+            return None
+        return _value_of(value.value)
     raise ConvertError(f"converter: an output is {value!r}, not a tensor or a sequence")
 
 
@@ -183,6 +230,11 @@ class NodeContext:
         """The static shape of ``var`` as a list, or None while it depends on data."""
         meta = var.expr.metas[var.index]
         return None if meta.shape is None else list(meta.shape)
+
+    def declared_dtype(self, name):
+        """The numpy dtype the model declares for value ``name`` (float16 ... included),
+        or None when unknown."""
+        return self.builder.declared.get(name)
 
     def error(self, message):
         """A ConvertError naming this node."""
@@ -257,6 +309,7 @@ class _Builder:
         self.progress = progress
         self.done = 0
         self._static = {}
+        self.declared = {}  # value name -> declared numpy dtype (see declared_types)
 
     # -- constant values -----------------------------------------------------------------
     def static_value(self, var):
@@ -328,12 +381,13 @@ class _Builder:
                                "shapes (a list of shapes) at conversion time")
         if elem.WhichOneof("value") != "tensor_type":
             raise ConvertError(f"converter: sequence input {name!r} holds non-tensors")
-        return Sequence(self._tensor_placeholder(f"{name}[{i}]", elem.tensor_type, s, None)
-                        for i, s in enumerate(shapes))
+        dtype = storage_dtype(onnx_dtype_to_numpy(elem.tensor_type.elem_type,
+                                                  f"input {name!r}"))
+        return Sequence((self._tensor_placeholder(f"{name}[{i}]", elem.tensor_type, s, None)
+                         for i, s in enumerate(shapes)), elem_dtype=dtype)
 
     def _tensor_placeholder(self, name, tensor_type, shape, declared):
-        dtype = onnx_dtype_to_numpy(tensor_type.elem_type, f"input {name!r}")
-        dtype = F.dtypes.to_numpy_dtype(dtype)
+        dtype = storage_dtype(onnx_dtype_to_numpy(tensor_type.elem_type, f"input {name!r}"))
         if shape is None:
             shape = declared
         if shape is None:
@@ -395,7 +449,8 @@ class _Builder:
                 continue
             if var is None:
                 raise ctx.error(f"output {name!r} is not produced")
-            if not isinstance(var, (F.Var, list)) and var is not EMPTY:
+            if not isinstance(var, (F.Var, list, RuntimeSequence, RuntimeOptional)) and \
+                    var is not EMPTY:
                 raise ctx.error(f"handler returned {type(var).__name__} for {name!r}")
             if isinstance(var, F.Var) and var.expr.id >= first_id and var.expr.name is None:
                 var.expr.name = name
@@ -426,7 +481,7 @@ class _Builder:
                 env[actual] = scope[formal]
 
     def _defer(self, fn, node, opset, args, attrs):
-        if any(isinstance(a, list) for a in args):
+        if any(isinstance(a, (list, RuntimeSequence, RuntimeOptional)) for a in args):
             raise ConvertError(f"converter: node {node.name or node.output[0]!r} "
                                f"({node.op_type}) reads a sequence and needs values known "
                                "only at run time")
@@ -710,5 +765,54 @@ def convert_graph(model, input_shapes=None, model_dir=None, progress=None):
     opset = model_opsets(model)
     builder = _Builder(model_dir, progress)
     env = Scope()
+    builder.declared = declared_types(model)
     inputs, outputs = builder.convert_graph(model.graph, opset, env, input_shapes)
-    return OnnxGraph(inputs, outputs, opset)
+    narrow = {}
+    for vi in model.graph.output:
+        dtype = builder.declared.get(vi.name)
+        if dtype is not None and narrow_name(dtype) is not None:
+            narrow[vi.name] = dtype
+    return OnnxGraph(inputs, outputs, opset, narrow)
+
+
+def _elem_type(type_proto):
+    """The tensor element type inside a TypeProto (through sequences/optionals), or 0."""
+    t = type_proto
+    while t.WhichOneof("value") in ("sequence_type", "optional_type"):
+        t = t.sequence_type.elem_type if t.HasField("sequence_type") else \
+            t.optional_type.elem_type
+    return t.tensor_type.elem_type if t.HasField("tensor_type") else 0
+
+
+def declared_types(model):
+    """Value name -> numpy dtype the model declares or onnx's type inference gives (graph
+    inputs, outputs, initializers and intermediate values, subgraphs included)."""
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - inference is a help, the declared types remain
+        pass
+    out = {}
+
+    def note(name, elem):
+        try:
+            out[name] = onnx_dtype_to_numpy(elem)
+        except ConvertError:
+            pass
+
+    def walk(graph):
+        for t in graph.initializer:
+            note(t.name, t.data_type)
+        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+            elem = _elem_type(vi.type)
+            if elem:
+                note(vi.name, elem)
+        for node in graph.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for g in a.graphs:
+                        walk(g)
+
+    walk(model.graph)
+    return out

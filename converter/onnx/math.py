@@ -151,17 +151,45 @@ def where(ctx, condition, x, y):
     return F.select(condition, x, y)
 
 
+def _cast_to(ctx, x, dtype):
+    """``x`` cast to numpy ``dtype``; types Vars store wider (float16, bfloat16, int16,
+    uint16, uint32, uint64) keep only what the narrow type holds (``narrow_cast``)."""
+    from .loader import narrow_name, storage_dtype
+
+    try:
+        store = storage_dtype(dtype)
+    except TypeError:
+        raise ctx.error(f"cannot cast to {np.dtype(dtype)}, which mnn cannot hold") from None
+    # Floats to ints truncate toward zero (C), as numpy's astype does.
+    out = F.cast(x, store)
+    narrow = narrow_name(dtype)
+    if narrow is not None:
+        out = F.narrow_cast(out, narrow)
+    return out
+
+
 @onnx_op("Cast", since=6)
 def cast(ctx, x, to=None, saturate=1, round_mode="up"):
+    from .loader import ConvertError, onnx_dtype_to_numpy
+
     if to is None:
         raise ctx.error("attribute 'to' is required")
-    # Floats to ints truncate toward zero (C), as numpy's astype does.
-    return F.cast(x, onnx_type(ctx, to))
+    try:
+        dtype = onnx_dtype_to_numpy(to)
+    except ConvertError as exc:
+        raise ctx.error(str(exc)) from None
+    return _cast_to(ctx, x, dtype)
 
 
 @onnx_op("CastLike", since=15)
 def cast_like(ctx, x, target_type, saturate=1, round_mode="up"):
-    return F.cast(x, target_type.dtype)
+    declared = ctx.declared_dtype(ctx.node.input[1])
+    if declared is not None and declared != target_type.dtype:
+        from .loader import storage_dtype
+
+        if storage_dtype(declared) == target_type.dtype:
+            return _cast_to(ctx, x, declared)
+    return _cast_to(ctx, x, target_type.dtype)
 
 
 @onnx_op("MatMul", since=1)

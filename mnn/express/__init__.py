@@ -32,6 +32,8 @@ _OP_MODULES += [arg_sort, gather_scatter, misc, padding, scan, spatial, utility]
 
 from .ops import onnx_deferred, onnx_math, onnx_scatter, onnx_shape  # noqa: E402 - converter's
 _OP_MODULES += [onnx_math, onnx_shape, onnx_deferred, onnx_scatter]
+from .ops import onnx_narrow, onnx_sequence  # noqa: E402 - sequences, narrow dtypes
+_OP_MODULES += [onnx_narrow, onnx_sequence]
 from .ops import (nn_activation, nn_conv, nn_detection, nn_layout, nn_norm,  # noqa: E402
                   nn_pool, nn_resize, nn_roi, nn_sample)
 _OP_MODULES += [nn_activation, nn_conv, nn_detection, nn_layout, nn_norm, nn_pool, nn_resize,

@@ -3,10 +3,13 @@
 Each pymnn factory (``nn.linear(...)``) returns a :class:`~mnn.nn.module.Module`; the
 classes are exported too. Defaults and initialisers follow MNN's ``NN.cpp``.
 """
+import weakref
+
 import numpy as np
 
 from .. import express as F
 from ..express.errors import MnnError
+from ..express.var import Var
 from . import init
 from .module import Module
 
@@ -121,6 +124,7 @@ class BatchNorm(Module):
         self.bias = trainable(init.constant(shape, 0.0))
         self.running_mean = F.const(init.constant(shape, 0.0))
         self.running_variance = F.const(init.constant(shape, 0.0))
+        self._stat_records = []
 
     def forward(self, x):
         """Normalised ``x`` (batch statistics in training, running ones in inference)."""
@@ -140,12 +144,112 @@ class BatchNorm(Module):
         centered = x - mean
         var = F.reduce_mean(F.square(centered), self._axes, keepdims=True)
         out = centered * F.rsqrt(var + self.epsilon) * self.scale + self.bias
-        # The running statistics become lazy Vars; the optimizer's step (or the next
-        # read) computes them from this batch.
-        m = self.momentum
-        self.running_mean = self.running_mean * m + mean * (1.0 - m)
-        self.running_variance = self.running_variance * m + var * (1.0 - m)
+        self._record_update(out, mean, var)
         return out
+
+    def _record_update(self, out, mean, var):
+        # The running statistics become lazy Vars (reading them now gives the updated
+        # values, as in MNN and torch; a second forward before a step chains onto the
+        # first). The update is also recorded against this forward's output, computed
+        # from the stored statistics: every optimizer step on a loss built from ``out``
+        # applies it with that step's batch, so a graph built once and fed batch after
+        # batch keeps updating, and graphs built ahead and stepped in turn each update.
+        m = self.momentum
+        exposed = (self.running_mean, self.running_variance)
+        roots = self._stored_stats(exposed)
+        recorded = (roots[0] * m + mean * (1.0 - m), roots[1] * m + var * (1.0 - m))
+        if exposed[0] is roots[0] and exposed[1] is roots[1]:
+            new = recorded
+        else:
+            new = (exposed[0] * m + mean * (1.0 - m), exposed[1] * m + var * (1.0 - m))
+        records = [r for r in self._stat_records if r.alive()]
+        records.append(_StatUpdate(self, out.expr, roots, recorded, new))
+        # A few graphs may be stepped in turn (train / last short batch); older ones go.
+        self._stat_records = records[-_MAX_STAT_RECORDS:]
+        self.running_mean, self.running_variance = new
+
+    def _stored_stats(self, exposed):
+        """The source Vars holding the running statistics below ``exposed``."""
+        for record in reversed(self._stat_records):
+            if record.exposed[0] is exposed[0] and record.exposed[1] is exposed[1]:
+                return record.roots
+        for v in exposed:
+            if v.expr.op is not None:
+                v.fix_as_const()  # computed elsewhere: start from its value
+        return exposed
+
+    def _own_state_updates(self):
+        return [r for r in self._stat_records if r.alive()]
+
+    def __getstate__(self):
+        # clone() deep-copies the module: recorded updates belong to this one's graphs.
+        state = dict(self.__dict__)
+        state["_stat_records"] = []
+        return state
+
+
+# Recorded running-statistics updates kept per batch norm layer.
+_MAX_STAT_RECORDS = 4
+
+
+class _StatUpdate:
+    """A batch norm forward's running-statistics update, applied by optimizer steps.
+
+    Attributes
+    ----------
+    anchor_id : int
+        Id of the forward's output Expr: the update belongs to losses computed from it.
+    roots : tuple of Var
+        The stored (source) running mean and variance.
+    exprs : tuple of Expr
+        The Exprs computing the updated mean and variance from ``roots`` and the batch.
+    exposed : tuple of Var
+        The lazy Vars the layer exposed as its running statistics after the forward.
+    """
+
+    __slots__ = ("module", "anchor", "anchor_id", "roots", "exprs", "exposed", "momentum")
+
+    def __init__(self, module, anchor, roots, recorded, exposed):
+        self.module = module
+        self.anchor = weakref.ref(anchor)  # the record dies with the graph using it
+        self.anchor_id = anchor.id
+        self.roots = roots
+        self.exprs = tuple(v.expr for v in recorded)
+        self.exposed = exposed
+        self.momentum = module.momentum
+
+    def alive(self):
+        """False once no graph uses the forward's output."""
+        return self.anchor() is not None
+
+    def outputs(self):
+        """Vars computing the updated mean and variance (fresh Vars of the recorded
+        Exprs: the exposed ones may have been turned into constants by an earlier
+        step)."""
+        return [Var(e, 0) for e in self.exprs]
+
+    def apply(self, values, before):
+        """Store the statistics computed from ``outputs()``.
+
+        Parameters
+        ----------
+        values : list of ndarray
+            The values of ``outputs()``, computed from the roots' values ``before``.
+        before : dict
+            ``id(root Expr) -> value`` when ``values`` were computed. Several forwards
+            in one loss update in turn: with ``r`` the stored value meanwhile,
+            ``r_new = value + momentum * (r - before)``.
+        """
+        for root, shown, expr, value in zip(self.roots, self.exposed, self.exprs, values):
+            current = root.expr.values[0]
+            old = before[id(root.expr)]
+            if current is not old:
+                value = value + self.momentum * (current - old)
+            root.expr.set_source_value(np.array(value, dtype=root.dtype, copy=True))
+            if shown.expr.op is not None:
+                # Whoever holds the lazy Var now holds the stored value.
+                shown.replace(root)
+        self.module.running_mean, self.module.running_variance = self.roots
 
 
 def batch_norm(channels, dims=4, momentum=0.99, epsilon=1e-5):

@@ -162,6 +162,19 @@ class Module:
             _set_value(p, arr.reshape(p.shape).astype(p.dtype, copy=False))
         return True
 
+    def _state_updates(self):
+        """Pending updates of non-trained state (batch norm's running statistics) of
+        this module and its submodules, for the optimizer's step."""
+        out = list(self._own_state_updates())
+        for child in self._children.values():
+            out.extend(child._state_updates())
+        return out
+
+    def _own_state_updates(self):
+        """This module's own pending state updates (layers with running state
+        override it)."""
+        return []
+
     def clone(self):
         """A deep copy with its own parameter values (pymnn's ``clone``)."""
         memo = {}

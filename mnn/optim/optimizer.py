@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import express as F
 from ..express.errors import MnnError
-from ..express.graph import evaluate_many
+from ..express.graph import _stale_order, evaluate_many, topological_order
+from .compiled_step import StepCache
 
 __all__ = ["Optimizer", "Grad", "Regularization_Method", "L1", "L2", "L1L2"]
 
@@ -84,6 +85,7 @@ class Optimizer:
         # (weak reference to the last loss's Expr, its key, its gradients or None):
         # see _gradients.
         self._grad_cache = None
+        self._compiled = StepCache()
 
     # -- hyper-parameters ------------------------------------------------------------
     @property
@@ -188,26 +190,57 @@ class Optimizer:
         params = _trainable(all_params)
         if not params:
             return False
-        # One walk of the graph for every gradient (they share the forward pass).
-        grads = evaluate_many(self._gradients(loss, params))
-        for p in all_params:
-            if p.expr.op is not None:
-                p.fix_as_const()
-        self._step += 1
+        grads, updates, stats = self._evaluate(loss, params, all_params)
         for p, g in zip(params, grads):
-            value = np.asarray(p)
             if not _all_finite(g):
                 raise MnnError(f"mnn: step: the gradient of parameter {p.name} is not "
                                "finite (nan or inf); lower the learning rate or check the "
                                "loss")
+        before = {id(r.expr): r.expr.values[0] for u in updates for r in u.roots}
+        for i, update in enumerate(updates):
+            update.apply(stats[2 * i:2 * i + 2], before)
+        # Other computed parameters are fixed to their values, as MNN does before
+        # updating (read again: applying state updates re-binds batch norm's).
+        for p in _module_parameters(self._module):
+            if p.expr.op is not None:
+                p.fix_as_const()
+        self._step += 1
+        for p, g in zip(params, grads):
+            value = p.expr.values[0]
             g = self._regularize(value, g.astype(value.dtype, copy=False))
             entry = self._state.get(id(p))
             if entry is None or entry[0] is not p:
                 entry = (p, {})
                 self._state[id(p)] = entry
             new = self._update(value, g, entry[1])
-            p.expr.set_source_value(np.asarray(new, dtype=value.dtype))
+            if new.dtype != value.dtype:
+                new = new.astype(value.dtype)
+            p.expr.set_source_value(new)
         return True
+
+    def _evaluate(self, loss, params, all_params):
+        """The gradients of ``loss``, the module state updates that belong to it, and
+        their new values (all computed at the current weights)."""
+        order = topological_order([loss.expr])
+        ids = {e.id for e in order}
+        updates = []
+        if hasattr(self._module, "_state_updates"):
+            updates = [u for u in self._module._state_updates() if u.anchor_id in ids]
+        extra = [v for u in updates for v in u.outputs()]
+        if extra:
+            order = order + topological_order([v.expr for v in extra], seen=ids)
+        values = None
+        if loss.expr.values is None or _stale_order([loss.expr]):
+            # Nothing of this graph computed yet (the usual step): run its compiled plan.
+            # A loss already read keeps its forward values: the lazy path reuses them.
+            identity = {p.expr.id for p in all_params}
+            identity.update(r.expr.id for u in updates for r in u.roots)
+            values = self._compiled.run(order, loss, params, extra, identity)
+        if values is None:
+            # One walk of the graph for every gradient (they share the forward pass).
+            values = evaluate_many(self._gradients(loss, params) + extra)
+        n = len(params)
+        return values[:n], updates, values[n:]
 
     def _gradients(self, loss, params):
         # The gradient graph is kept for a loss stepped on again (one over placeholders,

@@ -1,4 +1,6 @@
 """SGD with momentum, MNN's formulation."""
+import numpy as np
+
 from .optimizer import L2, Optimizer
 
 __all__ = ["SGD"]
@@ -40,12 +42,17 @@ class SGD(Optimizer):
         self._momentum = float(value)
 
     def _update(self, value, grad, state):
+        # In place where the arrays are ours (the history; the new value is a fresh
+        # array, since the old one is read-only and readers may hold it): four passes
+        # over memory and no temporaries.
         v = state.get("v")
+        new = np.empty_like(value)
         if v is None or self._momentum == 0.0:
-            v = self._lr * grad
+            v = np.multiply(grad, self._lr, dtype=value.dtype)
         else:
-            # The history is this optimizer's own buffer: update it in place.
+            np.multiply(grad, self._lr, out=new)
             v *= self._momentum
-            v += self._lr * grad
+            v += new
         state["v"] = v
-        return value - v
+        np.subtract(value, v, out=new)
+        return new

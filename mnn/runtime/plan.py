@@ -83,6 +83,10 @@ class Plan:
         The Vars to compute. An output may be an input or a constant.
     fold_constants : bool
         Compute ops whose inputs are all constants once, at build time.
+    source_inputs : bool
+        Let ``inputs`` also be constants or trainables, whose values each run then
+        takes like a placeholder's (a compiled training step feeds its batch constants
+        and module state this way).
 
     Raises
     ------
@@ -90,11 +94,11 @@ class Plan:
         When an output depends on a placeholder that is not among ``inputs``.
     """
 
-    def __init__(self, inputs, outputs, fold_constants=True):
+    def __init__(self, inputs, outputs, fold_constants=True, source_inputs=False):
         self.input_vars = list(inputs)
         self.output_vars = list(outputs)
         for v in self.input_vars:
-            if v.expr.op is None and v.expr.kind != PLACEHOLDER:
+            if v.expr.op is None and v.expr.kind != PLACEHOLDER and not source_inputs:
                 raise OpError(f"mnn: plan input {v.name} is a {v.expr.kind}, not a "
                               "placeholder or a computed tensor")
         self._build(fold_constants)

@@ -1,0 +1,92 @@
+"""``narrow_cast``: values as a cast to a narrow dtype leaves them, in a wider storage dtype.
+
+Vars hold float32/float64/int32/int64/uint8/int8/bool. ONNX models also use float16,
+bfloat16, int16, uint16, uint32 and uint64; the converter stores those in float32, int32
+or int64 (as MNN stores float16 weights as float32). Arithmetic then runs in the wider
+type, but a *cast* to a narrow type must still lose what the narrow type cannot hold:
+``narrow_cast(x; dtype)`` rounds floats to float16 or bfloat16 precision (round to nearest,
+ties to even; NaN stays NaN, overflow goes to infinity) and wraps integers modulo
+``2**bits`` into the narrow type's range, keeping ``x``'s dtype.
+
+- float16: numpy's own float16 conversion.
+- bfloat16 (no numpy type): the upper 16 bits of the float32 pattern, rounded to nearest
+  even on the lower 16 (so ``narrow_cast`` needs no extra package).
+- int16 / uint16 / uint32 / uint64: wrap-around, as C casts between integer widths do.
+
+Gradient: identity for the float forms (straight through, as for a cast), none for ints.
+"""
+import numpy as np
+
+from ..errors import OpError
+from ..graph import apply
+from ..optable import OpDef, register
+from ..var import to_var
+
+__all__ = ["narrow_cast"]
+
+#: narrow dtype name -> storage dtypes it may be applied to.
+NARROW_TYPES = {
+    "float16": ("f",),
+    "bfloat16": ("f",),
+    "int16": ("i",),
+    "uint16": ("i",),
+    "uint32": ("i",),
+    "uint64": ("i",),
+}
+
+
+def _infer(metas, dtype):
+    x = metas[0]
+    if dtype not in NARROW_TYPES:
+        raise OpError(f"narrow_cast: dtype must be one of {sorted(NARROW_TYPES)}, got "
+                      f"{dtype!r}")
+    if x.dtype is not None and x.dtype.kind not in NARROW_TYPES[dtype]:
+        raise OpError(f"narrow_cast: {dtype} values are stored in a "
+                      f"{'float' if NARROW_TYPES[dtype] == ('f',) else 'signed int'} "
+                      f"tensor, got {x.dtype}")
+    return [(x.shape, x.dtype)]
+
+
+def _bfloat16_round(x):
+    f32 = np.asarray(x, np.float32)
+    bits = f32.view(np.uint32).astype(np.uint64)
+    # Round to nearest even on the 16 dropped bits.
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    out = bits.astype(np.uint32).view(np.float32)
+    out = np.where(np.isnan(f32), f32, out)
+    return out.astype(x.dtype)
+
+
+def _compute(arrays, dtype):
+    x = arrays[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype == "float16":
+            return x.astype(np.float16).astype(x.dtype)
+        if dtype == "bfloat16":
+            return _bfloat16_round(x)
+        return x.astype(np.dtype(dtype)).astype(x.dtype)
+
+
+def _grad(inputs, outputs, grads, dtype):
+    return [grads[0] if NARROW_TYPES[dtype] == ("f",) else None]
+
+
+register(OpDef("narrow_cast", _infer, _compute, _grad))
+
+
+def narrow_cast(x, dtype):
+    """``x`` as a cast to the narrow ``dtype`` would leave it, in ``x``'s own dtype.
+
+    Parameters
+    ----------
+    x : Var or array_like
+        float32/float64 for ``float16``/``bfloat16``; int32/int64 for the integer types.
+    dtype : str
+        One of ``float16``, ``bfloat16``, ``int16``, ``uint16``, ``uint32``, ``uint64``.
+
+    Returns
+    -------
+    Var
+        Same shape and dtype as ``x``.
+    """
+    return apply("narrow_cast", [to_var(x)], dtype=str(dtype))[0]
