@@ -15,6 +15,7 @@ from onnx import numpy_helper
 
 import mnn.express as F
 from mnn.express.errors import MnnError
+from mnn.express.graph import partial_shape
 
 from . import ops as _ops  # noqa: F401 - registers every handler
 from .registry import find_handler
@@ -230,6 +231,12 @@ class NodeContext:
         """The static shape of ``var`` as a list, or None while it depends on data."""
         meta = var.expr.metas[var.index]
         return None if meta.shape is None else list(meta.shape)
+
+    def partial_shape(self, var):
+        """What is known of ``var``'s shape: a list with -1 for each dimension only run
+        time fixes (dynamic input dims), or None when not even the rank is known."""
+        shape = partial_shape(var)
+        return None if shape is None else list(shape)
 
     def declared_dtype(self, name):
         """The numpy dtype the model declares for value ``name`` (float16 ... included),

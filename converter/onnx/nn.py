@@ -70,7 +70,10 @@ def _lift_pads_1d(pads):
 @onnx_op("Conv", since=1)
 def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
          kernel_shape=None, pads=None, strides=None):
-    xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
+    # Explicit pads need only the input's rank: dynamic dims stay dynamic.
+    xs = ctx.partial_shape(X) if auto_pad in ("NOTSET", "VALID", "", None) else None
+    xs = xs if xs is not None else _shape(ctx, X)
+    ws = _shape(ctx, W, "weight")
     n = len(xs) - 2
     if n not in (1, 2):
         raise ctx.error(f"{n}-d convolution is not supported (1-d and 2-d are)")
@@ -157,7 +160,9 @@ def _pad_bottom_right(ctx, y, out_pad, bias):
 
 
 def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations):
-    xs = _shape(ctx, X)
+    # Explicit pads need only the input's rank: dynamic dims stay dynamic.
+    xs = ctx.partial_shape(X) if auto_pad in ("NOTSET", "VALID", "", None) else None
+    xs = xs if xs is not None else _shape(ctx, X)
     n = len(xs) - 2
     if n not in (1, 2):
         raise ctx.error(f"{n}-d pooling is not supported (1-d and 2-d are)")
@@ -213,7 +218,7 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
 
 
 def _global(ctx, X, reduce):
-    rank = len(_shape(ctx, X))
+    rank = len(ctx.partial_shape(X) or _shape(ctx, X))
     if rank == 4:
         return F.global_max_pool(X) if reduce == "max" else F.global_avg_pool(X)
     axes = list(range(2, rank))
@@ -496,7 +501,7 @@ def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):
 def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):
     if size is None:
         raise ctx.error("attribute 'size' is required")
-    shape = _shape(ctx, X)
+    shape = ctx.partial_shape(X) or _shape(ctx, X)  # only the rank is used
     c = shape[1]
     # Sum of squares over a window of channels [c - (size-1)//2, c + size//2]: a banded
     # matrix product over the channel axis.

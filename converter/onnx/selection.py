@@ -25,7 +25,7 @@ def _axis(ctx, axis, rank):
 
 @onnx_op("Gather", since=1)
 def gather(ctx, data, indices, axis=0):
-    shape = _shape(ctx, data)
+    shape = ctx.partial_shape(data) or _shape(ctx, data)  # only the rank is used
     axis = _axis(ctx, axis, len(shape))
     return F.gather(data, indices, axis)
 

@@ -87,6 +87,11 @@ def squeeze(ctx, data, axes=None):
 
 
 def _squeeze(ctx, data, axes):
+    partial = ctx.partial_shape(data)
+    if axes is not None and partial is not None and ctx.known_shape(data) is None:
+        # Dynamic dims: the run-time form checks the squeezed sizes are 1.
+        axes = [_axis(ctx, a, len(partial)) for a in axes]
+        return F.onnx_squeeze(data, F.const(np.array(axes, np.int64)))
     shape = _shape(ctx, data)
     if axes is None:
         axes = [i for i, d in enumerate(shape) if d == 1]
@@ -112,6 +117,10 @@ def unsqueeze(ctx, data, axes):
 
 
 def _unsqueeze(ctx, data, axes):
+    partial = ctx.partial_shape(data)
+    if partial is not None and ctx.known_shape(data) is None:
+        # Dynamic dims: insert the axes when the graph runs.
+        return F.onnx_unsqueeze(data, F.const(np.array(list(axes), np.int64)))
     shape = _shape(ctx, data)
     rank = len(shape) + len(axes)
     axes = sorted(_axis(ctx, a, rank) for a in axes)
@@ -203,8 +212,20 @@ def expand(ctx, x, shape):
 
 @onnx_op("Shape", since=1)
 def shape(ctx, data, start=0, end=None):
-    dims = _shape(ctx, data)
-    return F.const(np.array(dims[builtins.slice(start, end)], dtype=np.int64))
+    dims = ctx.partial_shape(data)
+    if dims is None:
+        dims = _shape(ctx, data)
+    picked = dims[builtins.slice(start, end)]
+    if all(d >= 0 for d in picked):
+        return F.const(np.array(picked, dtype=np.int64))
+    # Dynamic input dims: the shape is read when the graph runs (MNN's Shape op).
+    rank = len(dims)
+    first, stop = builtins.slice(start, end).indices(rank)[:2]
+    y = F.cast(F.shape(data), np.int64)
+    if (first, stop) == (0, rank):
+        return y
+    return F.onnx_slice(y, F.const(np.array([first], np.int64)),
+                        F.const(np.array([max(stop, first)], np.int64)))
 
 
 @onnx_op("Size", since=1)

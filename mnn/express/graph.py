@@ -12,7 +12,7 @@ Reading a Var walks the graph above it, recomputing only the Exprs whose inputs 
 Cached arrays are never written in place (sources are replaced on ``write``), so ops may
 return views of their inputs and ``read()`` results stay valid.
 """
-from weakref import ref as _weakref
+from weakref import WeakKeyDictionary, ref as _weakref
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from .formats import NCHW
 from .optable import TensorMeta, get_op
 from .var import Var
 
-__all__ = ["Expr", "apply", "evaluate_many", "SOURCE_KINDS"]
+__all__ = ["Expr", "apply", "evaluate_many", "partial_shape", "SOURCE_KINDS"]
 
 # Kinds of source Exprs (no op, a value of their own).
 PLACEHOLDER = "placeholder"
@@ -158,7 +158,8 @@ class Expr:
     def _reinfer(self, metas):
         self.in_sig = tuple((m.shape, m.dtype) for m in metas)
         if any(m.shape is None for m in metas):
-            self.metas = _infer_unknown(self.op, metas, self.attrs)
+            self.metas, partial = _infer_unknown(self.op, metas, self.attrs, self.inputs)
+            _set_partial(self, partial)
         else:
             self.metas = _run_infer(self.op, metas, self.attrs)
 
@@ -403,12 +404,14 @@ def apply(opname, inputs, **attrs):
     if unknown:
         # Shape depends on data upstream: ask the op anyway when it copes with unknowns
         # (it returns shapes of None), otherwise computing will tell.
-        out_metas = _infer_unknown(op, metas, attrs)
+        out_metas, partial = _infer_unknown(op, metas, attrs, inputs)
     else:
         out_metas = _run_infer(op, metas, attrs)
     fmt = inputs[0].expr.data_format if inputs else None
     expr = Expr(op, "op", inputs, attrs, out_metas, data_format=fmt,
                 in_sig=tuple([(m.shape, m.dtype) for m in metas]))
+    if unknown:
+        _set_partial(expr, partial)
     return expr.outputs
 
 
@@ -435,11 +438,171 @@ def _run_infer(op, metas, attrs):
 _new_meta = tuple.__new__
 
 
-def _infer_unknown(op, metas, attrs):
+# What is known of shapes only run time fixes (dynamic input dims): per op Expr, a
+# _Partial. Kept beside the Expr, not in its metas: ``TensorMeta.shape`` stays None for
+# such outputs, so that nothing mistakes a partial shape for a computed one. Weak keys:
+# the entry goes with the Expr.
+_PARTIAL = WeakKeyDictionary()
+
+# Sizes tried for the dynamic dimensions when inferring through them (see _infer_unknown):
+# large, so that kernels, strides and pads fit, and different, so that a dimension that
+# depends on them shows it by differing between the two tries.
+_PROBES = (1031, 1297)
+
+# Shape-chain values (Shape, Gather, Concat ... of dims) are computed during the tries
+# when they are integer tensors at most this large: a Reshape's target then has a rank.
+_PROBE_VALUE_LIMIT = 64
+
+# Ops whose result depends on their input's shape only (not its values).
+_SHAPE_READERS = frozenset(["shape", "rank", "size"])
+
+
+class _Partial:
+    """What the two tries of :func:`_infer_unknown` learnt about an Expr's outputs.
+
+    ``shapes``: per output, a tuple with -1 for dims that differed between the tries
+    (None: unknown rank). ``values``: per try, per output, the small integer value the
+    output had in that try (None where it has none).
+    """
+
+    __slots__ = ("shapes", "values")
+
+    def __init__(self, shapes, values):
+        self.shapes, self.values = shapes, values
+
+
+def partial_shape(var):
+    """What is known of ``var``'s shape before it is computed.
+
+    Parameters
+    ----------
+    var : Var
+
+    Returns
+    -------
+    tuple of int or None
+        The shape with ``-1`` for each dimension only run time fixes (a placeholder's
+        dynamic dims and what follows from them); None when not even the rank is known
+        (data-dependent shapes: NonZero, a loop's results ...).
+    """
+    expr = var.expr
+    meta = expr.metas[var.index]
+    if meta.shape is not None:
+        return tuple(meta.shape)
+    if expr.op is None:
+        declared = expr.attrs.get("declared_shape")
+        return tuple(declared) if declared is not None else None
+    partial = _PARTIAL.get(expr)
+    if partial is None or var.index >= len(partial.shapes):
+        return None
+    return partial.shapes[var.index]
+
+
+def _probe_meta(var, meta, trial):
+    """``var``'s meta in try number ``trial``: dynamic dims set to that try's size, and
+    the value it had in that try when it is a tracked shape-chain value."""
+    if meta.shape is not None:
+        return meta
+    shape = partial_shape(var)
+    if shape is None or meta.dtype is None:
+        return None
+    value = None
+    partial = _PARTIAL.get(var.expr)
+    if partial is not None and partial.values is not None:
+        value = partial.values[trial][var.index]
+    size = _PROBES[trial]
+    return TensorMeta(tuple(size if d < 0 else d for d in shape), meta.dtype, value)
+
+
+def _set_partial(expr, partial):
+    if partial is None:
+        _PARTIAL.pop(expr, None)
+    else:
+        _PARTIAL[expr] = partial
+
+
+def _infer_unknown(op, metas, attrs, inputs):
+    """Output metas of ``op`` when some input shape is only known at run time.
+
+    The outputs' shapes stay None (run time fixes them), but their dtypes, and what is
+    known of their shapes, are worked out: when every input's rank is known (see
+    :func:`partial_shape`), the op's own inference runs twice, with every dynamic
+    dimension set to one probe size and then to another. An output dimension that comes
+    out the same both times does not depend on the dynamic dims; one that differs is
+    dynamic (-1). Small integer outputs (shape chains) are computed in both tries, so that
+    ops reading them as shapes (Reshape) infer too. Returns ``(metas, _Partial or None)``.
+    """
     n = op.n_outputs
     if callable(n):  # control flow: the count is set by the op's subgraph attributes
         n = n(attrs)
-    if n < 0:
-        raise OpError(_describe(op.name, metas, "the number of outputs depends on an input "
-                                "shape that is not known yet; write the placeholder first"))
-    return [TensorMeta(None, None)] * n
+    tries = []
+    for trial in range(len(_PROBES)):
+        probe = [_probe_meta(v, m, trial) for v, m in zip(inputs, metas)]
+        out = None if any(m is None for m in probe) else _probe_infer(op, probe, attrs)
+        if out is None or (n >= 0 and len(out) != n) or (tries and len(out) != len(tries[0][0])):
+            tries = None
+            break
+        tries.append((out, _probe_values(op, probe, attrs, out)))
+    if tries is None:
+        if n < 0:
+            raise OpError(_describe(op.name, metas, "the number of outputs depends on an "
+                                    "input shape that is not known yet; write the "
+                                    "placeholder first"))
+        return [TensorMeta(None, None)] * n, None
+    out_metas, shapes = [], []
+    for (s1, d1), (s2, d2) in zip(tries[0][0], tries[1][0]):
+        dtype = d1 if d1 == d2 else None
+        if dtype is not None and not isinstance(dtype, np.dtype):
+            dtype = np.dtype(dtype)
+        if s1 is None or s2 is None or len(s1) != len(s2):
+            shapes.append(None)
+        else:
+            shapes.append(tuple(int(a) if int(a) == int(b) else -1 for a, b in zip(s1, s2)))
+        out_metas.append(TensorMeta(None, dtype))
+    values = [t[1] for t in tries]
+    if any(v is None for v in values):
+        values = None
+    return out_metas, _Partial(tuple(shapes), values)
+
+
+def _probe_infer(op, probe, attrs):
+    """``op``'s inference on the metas of one try; None when the op refuses those shapes
+    (then nothing is known of its outputs, as before trying)."""
+    try:
+        out = op.infer(probe, **attrs)
+    except Exception:  # noqa: BLE001 - any refusal means "unknown"
+        return None
+    return list(out)
+
+
+def _probe_values(op, probe, attrs, out):
+    """The outputs' values in one try when they are small integer tensors computed from
+    known values only (shape chains); None otherwise."""
+    if not out:
+        return None
+    arrays = []
+    for m in probe:
+        if m.value is not None:
+            arrays.append(np.asarray(m.value))
+        elif op.name in _SHAPE_READERS:
+            # Only the shape is read: a zero-strided array of the try's shape (no memory).
+            arrays.append(np.broadcast_to(np.zeros((), m.dtype), m.shape))
+        else:
+            return None
+    for s, d in out:
+        if s is None or d is None or np.dtype(d).kind not in "iu" or \
+                int(np.prod(s, dtype=np.int64)) > _PROBE_VALUE_LIMIT:
+            return None
+    try:
+        with np.errstate(all="ignore"):
+            result = op.compute(arrays, **attrs)
+    except Exception:  # noqa: BLE001 - a value that cannot be computed stays unknown
+        return None
+    if isinstance(result, np.ndarray) or np.isscalar(result):
+        result = [result]
+    result = [np.asarray(r) for r in result]
+    for r, (s, d) in zip(result, out):
+        if r.shape != tuple(s):
+            return None
+        r.flags.writeable = False
+    return result

@@ -69,7 +69,14 @@ class Var:
 
     @property
     def ndim(self):
-        """Number of dimensions."""
+        """Number of dimensions (known without computing when only some dims are
+        dynamic)."""
+        if self._meta.shape is None:
+            from .graph import partial_shape
+
+            known = partial_shape(self)
+            if known is not None:
+                return len(known)
         return len(self.shape)
 
     @property

@@ -418,7 +418,7 @@ def softsign(x):
 
 
 def _axis_attr(x, axis):
-    nd = len(x.shape)
+    nd = x.ndim
     axis = int(axis)
     if not -nd <= axis < nd:
         raise OpError(f"axis {axis} out of range for a {nd}-D input")

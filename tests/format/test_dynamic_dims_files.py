@@ -1,0 +1,175 @@
+"""Dynamic input dims stay dynamic: a model exported with symbolic batch/height/width
+converts without --inputConfigFile, its .mnn keeps -1 dims (as the real converter's file
+does), and both our loader and the real MNN wheel run it at several shapes, matching
+onnxruntime."""
+
+import io
+import os
+
+import numpy as np
+import pytest
+
+import format_oracle
+
+MNN = format_oracle.MNN
+torch = pytest.importorskip("torch")
+ort = pytest.importorskip("onnxruntime")
+
+from converter.cli import main as mnnconvert  # noqa: E402
+import mnn.expr as F  # noqa: E402
+from mnn import nn as mnn_nn  # noqa: E402
+from mnn.express.graph import partial_shape  # noqa: E402
+from mnn.format.reader import load_graph  # noqa: E402
+
+SHAPES = [(1, 3, 16, 16), (3, 3, 20, 28)]
+
+
+class _ConvNet(torch.nn.Module):
+    """Conv, BatchNorm, ReLU, max/average pooling and ``view(N, -1)`` (a Shape chain)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.c2 = torch.nn.Conv2d(8, 6, 3, stride=2, padding=1)
+        self.fc = torch.nn.Linear(6, 5)
+
+    def forward(self, x):
+        y = self.pool(torch.relu(self.bn(self.c1(x))))
+        y = torch.nn.functional.adaptive_avg_pool2d(torch.relu(self.c2(y)), 1)
+        y = y.view(y.size(0), -1)
+        return torch.softmax(self.fc(y), -1)
+
+
+class _MeanNet(torch.nn.Module):
+    """Conv then a mean over the dynamic spatial dims (ReduceMean), then a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.c(x)).mean((2, 3)))
+
+
+def _export(net, tmp_path, name):
+    torch.manual_seed(0)
+    net = net().eval()
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn_like(p) * 0.3)
+    path = os.path.join(tmp_path, name + ".onnx")
+    torch.onnx.export(net, torch.randn(2, 3, 16, 16), path, dynamo=False,
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "N", 2: "H", 3: "W"}, "y": {0: "N"}},
+                      opset_version=13)
+    return path
+
+
+def _input_dims(path):
+    """The dims the file's Input op declares, read with our reader."""
+    with open(path, "rb") as fh:
+        graph = load_graph(fh.read())
+    var = graph.inputs["x"]
+    return list(var.expr.attrs.get("declared_shape", var.expr.metas[0].shape))
+
+
+@pytest.mark.parametrize("net", [_ConvNet, _MeanNet])
+def test_dynamic_input_dims_round_trip(net, tmp_path):
+    onnx_path = _export(net, str(tmp_path), net.__name__)
+    ours_path = os.path.join(tmp_path, "ours.mnn")
+    assert mnnconvert(["-f", "ONNX", "--modelFile", onnx_path, "--MNNModel", ours_path,
+                       "--bizCode", "test"]) == 0
+    theirs_path = format_oracle.convert_onnx(_load(onnx_path), tmp_path / "wheel")
+    # The real converter keeps H and W dynamic (it pins the batch to 1); we keep all three.
+    assert _input_dims(theirs_path)[1:] == [3, -1, -1]
+    assert _input_dims(ours_path) == [-1, 3, -1, -1]
+
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    ours = mnn_nn.load_module_from_file(ours_path, ["x"], ["y"])
+    wheel = MNN.nn.load_module_from_file(ours_path, ["x"], ["y"])
+    rng = np.random.default_rng(0)
+    for shape in SHAPES:
+        x = rng.standard_normal(shape).astype(np.float32)
+        want = sess.run(None, {"x": x})[0]
+        got = np.asarray(ours.forward(F.const(x)).read())
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        theirs = np.array(wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW)).read())
+        np.testing.assert_allclose(theirs, want, rtol=1e-4, atol=1e-5)
+
+
+def _load(path):
+    import onnx
+
+    return onnx.load(path)
+
+
+def test_dynamic_dims_need_no_input_config(tmp_path):
+    """The command converts the dynamic model and says nothing about --inputConfigFile."""
+    onnx_path = _export(_ConvNet, str(tmp_path), "net")
+    err = io.StringIO()
+    import contextlib
+
+    with contextlib.redirect_stderr(err):
+        status = mnnconvert(["-f", "ONNX", "--modelFile", onnx_path, "--MNNModel",
+                             os.path.join(tmp_path, "m.mnn"), "--bizCode", "t"])
+    assert status == 0, err.getvalue()
+    assert "inputConfigFile" not in err.getvalue()
+
+
+# -- what is known of shapes before computing (partial shapes), against computed shapes ----
+
+def _ops_on(x):
+    """A few ops on a (N, 3, H, W) float Var, keyed by name."""
+    w = F.const(np.ones((4, 3, 3, 3), np.float32))
+    conv = F.conv2d(x, w, None, stride=(2, 2), padding=(1, 1))
+    return {
+        "conv": conv,
+        "relu": F.relu(conv),
+        "pool": F.max_pool(conv, kernel=(2, 2), stride=(2, 2)),
+        "mean_hw": F.reduce_mean(x, [2, 3]),
+        "transpose": F.transpose(x, [0, 2, 3, 1]),
+        "cast": F.cast(x, np.int32),
+        "shape": F.shape(x),
+        "concat_c": F.concat([x, x], 1),
+        "softmax": F.softmax(x, 1),
+    }
+
+
+def test_partial_shapes_agree_with_computed_shapes():
+    x = F.placeholder([-1, 3, -1, -1], F.NCHW, np.float32)
+    built = _ops_on(x)
+    partial = {k: partial_shape(v) for k, v in built.items()}
+    dtypes = {k: v.expr.metas[v.index].dtype for k, v in built.items()}
+    seen = {k: [] for k in built}
+    for shape in [(1, 3, 9, 12), (2, 3, 17, 8), (5, 3, 10, 10)]:
+        x.resize(list(shape))
+        x.write(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+        for k, v in built.items():
+            value = np.asarray(v.read())
+            seen[k].append(value.shape)
+            # The dtype known before computing is the computed one.
+            assert dtypes[k] == value.dtype, k
+    for k, shapes in seen.items():
+        p = partial[k]
+        assert p is not None and len(p) == len(shapes[0]), k
+        for axis, d in enumerate(p):
+            sizes = {s[axis] for s in shapes}
+            if d >= 0:
+                assert sizes == {d}, (k, axis)
+            else:
+                assert len(sizes) > 1, (k, axis)
+
+
+def test_partial_shape_unknown_after_data_dependent_op():
+    """A shape that depends on values is not guessed from the tries."""
+    x = F.placeholder([-1], F.NCHW, np.float32)
+    assert partial_shape(x) == (-1,)
+    assert partial_shape(F.relu(x)) == (-1,)
+    picked = F.where(F.greater(x, F.const(np.float32(0))))
+    assert partial_shape(picked) is None
+    x.resize([5])
+    x.write(np.array([1, -1, 2, -2, 3], np.float32))
+    assert np.asarray(picked.read()).shape[0] == 3
