@@ -15,6 +15,68 @@ from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free
 from libc.math cimport lrintf
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #ifdef __SSE4_1__
+    #include <smmintrin.h>
+    #endif
+    /* One output row of a 3-channel bilinear resize, mixing two neighbouring pixels of an
+       already vertically blended row: out[3x + c] = mix(row[o + c], row[o + 3 + c]) with
+       o = ofs[x]. The vector paths handle a pixel as one 4-lane vector: they read
+       row[o .. o + 6] and write out[3x .. 3x + 3], the fourth lane being overwritten by the
+       next pixel; so they stop one pixel early (the scalar loop writes the last one) and
+       the caller gives the row one spare element past its end. */
+    static void mnn_mix3_u8(const int* row, const int* ofs, const int* w0, const int* w1,
+                            int dw, unsigned char* out) {
+        int x = 0;
+    #ifdef __SSE4_1__
+        const __m128i half = _mm_set1_epi32(1 << 21);
+        for (; x < dw - 1; x++) {
+            const int* p = row + ofs[x];
+            __m128i a = _mm_loadu_si128((const __m128i*)p);
+            __m128i b = _mm_loadu_si128((const __m128i*)(p + 3));
+            __m128i v = _mm_add_epi32(_mm_mullo_epi32(a, _mm_set1_epi32(w0[x])),
+                                      _mm_mullo_epi32(b, _mm_set1_epi32(w1[x])));
+            v = _mm_srai_epi32(_mm_add_epi32(v, half), 22);
+            v = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
+            int word = _mm_cvtsi128_si32(v);
+            memcpy(out + 3 * x, &word, 4);
+        }
+    #endif
+        for (; x < dw; x++) {
+            const int* p = row + ofs[x];
+            for (int c = 0; c < 3; c++) {
+                /* Weights are non-negative, so only the top needs a clamp. */
+                int v = (p[c] * w0[x] + p[c + 3] * w1[x] + (1 << 21)) >> 22;
+                out[3 * x + c] = (unsigned char)(v < 255 ? v : 255);
+            }
+        }
+    }
+
+    static void mnn_mix3_f32(const float* row, const int* ofs, const float* w0,
+                             const float* w1, int dw, float* out) {
+        int x = 0;
+    #ifdef __SSE4_1__
+        for (; x < dw - 1; x++) {
+            const float* p = row + ofs[x];
+            __m128 v = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p), _mm_set1_ps(w0[x])),
+                                  _mm_mul_ps(_mm_loadu_ps(p + 3), _mm_set1_ps(w1[x])));
+            _mm_storeu_ps(out + 3 * x, v);
+        }
+    #endif
+        for (; x < dw; x++) {
+            const float* p = row + ofs[x];
+            for (int c = 0; c < 3; c++)
+                out[3 * x + c] = p[c] * w0[x] + p[c + 3] * w1[x];
+        }
+    }
+    """
+    void mnn_mix3_u8(const int* row, const int* ofs, const int* w0, const int* w1,
+                     int dw, unsigned char* out) nogil
+    void mnn_mix3_f32(const float* row, const int* ofs, const float* w0, const float* w1,
+                      int dw, float* out) nogil
+
 ctypedef fused src_t:
     unsigned char
     unsigned short
@@ -171,10 +233,21 @@ def vpass_float(const float[:, :, ::1] tmp, const int[:, ::1] yofs, const float[
     cdef Py_ssize_t dh = dst.shape[0], m = dst.shape[1] * dst.shape[2]
     cdef Py_ssize_t K = yofs.shape[1], y, j, k, plane = tmp.shape[1] * tmp.shape[2]
     cdef const float* base = &tmp[0, 0, 0]
+    cdef const float* r0
+    cdef const float* r1
     cdef out_t* out
-    cdef float acc, flo = <float>lo, fhi = <float>hi
+    cdef float acc, w0, w1, flo = <float>lo, fhi = <float>hi
     for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
         out = &dst[y, 0, 0]
+        if K == 2 and (out_t is float or out_t is double):
+            # Row pointers and weights fixed per output row, so the loop vectorises.
+            r0 = base + yofs[y, 0] * plane
+            r1 = base + yofs[y, 1] * plane
+            w0 = yw[y, 0]
+            w1 = yw[y, 1]
+            for j in range(m):
+                out[j] = <out_t>(w0 * r0[j] + w1 * r1[j])
+            continue
         for j in range(m):
             if K == 2:
                 acc = (yw[y, 0] * base[yofs[y, 0] * plane + j]
@@ -244,3 +317,60 @@ def resize_linear_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1
                 # Linear weights are non-negative, so v >= 0: only the top needs a clamp.
                 out[j] = <unsigned char>(v if v < 255 else 255)
         free(buf)
+
+
+def resize_linear3_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1] yofs,
+                             const int[:, ::1] yw, const int[::1] ofs, const int[::1] w0,
+                             const int[::1] w1, unsigned char[:, :, ::1] dst, int nthreads):
+    """Bilinear 3-channel uint8 resize, vertical pass first, one pixel per vector.
+
+    Per output row, ``row = yw[y, 0] * src[yofs[y, 0]] + yw[y, 1] * src[yofs[y, 1]]``
+    (exact integers), then ``dst[y, x, c] = clamp((w0[x] * row[ofs[x] + c]
+    + w1[x] * row[ofs[x] + 3 + c] + 2^21) >> 22)``: the same sums as the horizontal-first
+    order. The caller checks ``0 <= ofs[x] <= 3 * (width - 2)`` (both pixels in the row),
+    ``dst.shape[1] == len(ofs)`` and 3 channels.
+    """
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1]
+    cdef Py_ssize_t rowlen = src.shape[1] * src.shape[2], y, j
+    cdef const unsigned char* r0
+    cdef const unsigned char* r1
+    cdef int* row
+    cdef int a, b
+    with nogil, parallel(num_threads=nthreads):
+        # One spare element: the vector mix reads one past the last pixel it mixes.
+        row = <int*>malloc((rowlen + 1) * sizeof(int))
+        row[rowlen] = 0
+        for y in prange(dh, schedule="static"):
+            r0 = &src[yofs[y, 0], 0, 0]
+            r1 = &src[yofs[y, 1], 0, 0]
+            a = yw[y, 0]
+            b = yw[y, 1]
+            for j in range(rowlen):
+                row[j] = r0[j] * a + r1[j] * b
+            mnn_mix3_u8(row, &ofs[0], &w0[0], &w1[0], <int>dw, &dst[y, 0, 0])
+        free(row)
+
+
+def hpass_linear3_f32(const float[:, :, ::1] src, const int[::1] rows, const int[::1] ofs,
+                      const float[::1] w0, const float[::1] w1, float[:, :, ::1] tmp,
+                      int nthreads):
+    """tmp[i, x, c] = w0[x] * src[rows[i], p, c] + w1[x] * src[rows[i], p + 1, c],
+    p = ofs[x] / 3: the horizontal bilinear pass of a 3-channel float32 image.
+
+    The vector mix reads one element past the pixel pair; inside the image that is the
+    next row's first value, so only the image's last row takes the scalar loop. The
+    caller checks ``0 <= ofs[x] <= 3 * (width - 2)``, ``0 <= rows[i] < height``,
+    ``tmp.shape == (len(rows), len(ofs), 3)`` and 3 channels.
+    """
+    cdef Py_ssize_t n = rows.shape[0], dw = ofs.shape[0], sh = src.shape[0], i, x, c
+    cdef const float* row
+    cdef float* out
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+        row = &src[rows[i], 0, 0]
+        out = &tmp[i, 0, 0]
+        if rows[i] < sh - 1:
+            mnn_mix3_f32(row, &ofs[0], &w0[0], &w1[0], <int>dw, out)
+        else:
+            for x in range(dw):
+                for c in range(3):
+                    out[3 * x + c] = row[ofs[x] + c] * w0[x] + row[ofs[x] + 3 + c] * w1[x]

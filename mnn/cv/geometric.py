@@ -60,6 +60,30 @@ def _value_taps(ssize, dsize, factor, cn):
     return tabs
 
 
+@functools.lru_cache(maxsize=64)
+def _pixel_taps(ssize, dsize, factor, fixed):
+    # Per output pixel of a bilinear resize: the offset of its left source pixel in a
+    # 3-channel row and the two weights, with the right neighbour always the next pixel.
+    # Edge taps that read one pixel twice (x clamped to the last column) become the
+    # pair (last - 1, last) with all the weight on the last, so every read stays in the
+    # row. Needs ssize >= 2.
+    xofs, xw = _axis_taps(ssize, dsize, factor, C.INTER_LINEAR, False, fixed)
+    left = xofs[:, 0].astype(np.intc)
+    w0 = xw[:, 0].copy()
+    w1 = xw[:, 1].copy()
+    edge = left >= ssize - 1
+    left[edge] = ssize - 2
+    w1[edge] = w0[edge] + w1[edge]
+    w0[edge] = 0
+    ofs = np.ascontiguousarray(left * 3, dtype=np.intc)
+    if ofs.min() < 0 or ofs.max() > 3 * (ssize - 2):
+        raise AssertionError("mnn.cv.resize: pixel taps outside the source row")
+    tabs = (ofs, np.ascontiguousarray(w0), np.ascontiguousarray(w1))
+    for t in tabs:
+        t.setflags(write=False)
+    return tabs
+
+
 def _vertical_first(sw, dw, rows, dh):
     # A strong bilinear downscale reads about two source rows per output row: blending
     # those two whole rows first (contiguous, vectorised) and then sampling one row is
@@ -68,12 +92,18 @@ def _vertical_first(sw, dw, rows, dh):
     return len(rows) > 1.5 * dh and sw <= 16 * dw
 
 
-def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None):
+def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None, pixel_taps=None):
     xofs, xw = xtab
     rows, yofs, yw = ytab
     cn = src.shape[2]
     n = threads(dh * dw * cn)
     dst = np.empty((dh, dw, cn), dtype=src.dtype)
+    if vfirst is not None and cn == 3 and src.shape[1] >= 2:
+        # One pixel per vector; _pixel_taps keeps both pixels of every pair in the row.
+        yabs, sx_factor = vfirst
+        ofs, w0, w1 = _pixel_taps(src.shape[1], dw, sx_factor, True)
+        _k.resize_linear3_u8_vfirst(src, yabs, yw, ofs, w0, w1, dst, n)
+        return dst
     if vfirst is not None:
         # Offsets come from tables clamped into the image, so every index is in the row.
         yabs, sx_factor = vfirst
@@ -86,7 +116,11 @@ def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None):
         _k.vpass_u8_fixed(tmp, yofs, yw, dst, n)
         return dst
     tmp = np.empty((len(rows), dw, cn), dtype=np.float32)
-    _k.hpass_float(src, rows, xofs, xw, tmp, n)
+    if pixel_taps is not None:
+        # float32, 3 channels, bilinear: one pixel per vector (see _pixel_taps).
+        _k.hpass_linear3_f32(src, rows, *pixel_taps, tmp, n)
+    else:
+        _k.hpass_float(src, rows, xofs, xw, tmp, n)
     if dst.dtype.kind == "f":
         lo, hi = 0.0, 0.0
     else:
@@ -165,7 +199,11 @@ def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=C.INTER_LINEAR):
         vfirst = None
         if fixed and interpolation == C.INTER_LINEAR and _vertical_first(sw, dw, ytab[0], dh):
             vfirst = (_axis_taps(sh, dh, fy, interpolation, use_area, fixed)[0], fx)
-        out = _separable(hwc, dh, dw, xtab, ytab, fixed, vfirst)
+        pixel_taps = None
+        if (interpolation == C.INTER_LINEAR and hwc.dtype == np.float32
+                and hwc.shape[2] == 3 and sw >= 2):
+            pixel_taps = _pixel_taps(sw, dw, fx, False)
+        out = _separable(hwc, dh, dw, xtab, ytab, fixed, vfirst, pixel_taps)
     if arr.ndim == 2:
         out = out[:, :, 0]
     return wrap(out, src, batch)

@@ -54,6 +54,25 @@ def test_resize_strong_downscale(channels, dsize):
                     cv2.resize(src, dsize, interpolation=cv2.INTER_LINEAR_EXACT))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape,dsize", [
+    ((541, 963), (224, 224)), ((541, 963), (500, 150)), ((40, 30), (301, 211)),
+    ((9, 2), (5, 31)), ((2, 2), (7, 1)), ((31, 3), (1, 5)), ((300, 600), (599, 17))])
+def test_resize_linear_three_channel_paths(shape, dsize, threads):
+    # 3-channel bilinear uint8 (vertical first) and float32 (horizontal pass one pixel per
+    # vector) on narrow sources, where the pixel pairs reach the last column, and with the
+    # rows split over threads.
+    src = photo_like(*shape, 3, seed=7)
+    F.set_thread_number(threads)
+    try:
+        assert_close_u8(cv.resize(src, dsize), cv2.resize(src, dsize))
+        srcf = src.astype(np.float32) / 7
+        np.testing.assert_allclose(cv.resize(srcf, dsize), cv2.resize(srcf, dsize),
+                                   rtol=1e-5, atol=1e-3)
+    finally:
+        F.set_thread_number(1)
+
+
 def test_resize_var_and_batch(photo):
     out = cv.resize(F.const(photo), (64, 48))
     assert isinstance(out, F.Var)
