@@ -24,6 +24,7 @@ import numpy as np
 from ..._cython import conv as _conv_k
 from ..._cython import depthwise as _dw_k
 from ..._cython import gemm as _gemm_k
+from ..._cython import sgemm as _sgemm_k
 from ..._cython import winograd as _wino_k
 from ..enums import Padding_Mode
 from ..errors import OpError
@@ -135,6 +136,8 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
     pointwise = (kh == 1 and kw == 1 and strides == (1, 1) and not any(pads))
     cols = None if pointwise else nc.scratch("im2col", (c * kh * kw, oh * ow), x.dtype)
     rows = cg * kh * kw
+    lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
+    packed = _packed_weight(w, group) if _use_sgemm(x.dtype, rows, oh * ow) else None
     for i in range(n):
         if pointwise:
             src = x[i].reshape(c, h * wd)
@@ -142,13 +145,88 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
             _conv_k.im2col(x[i], cols, kh, kw, oh, ow, strides[0], strides[1], pads[0],
                            pads[1], dilations[0], dilations[1], nt)
             src = cols
+        if packed is not None:
+            # Our packed GEMM adds the bias and clamps in its epilogue.
+            for g in range(group):
+                _sgemm_k.gemm_packed(packed[g], og, src[g * rows:(g + 1) * rows],
+                                     y3[i, g * og:(g + 1) * og], bias[g * og:(g + 1) * og],
+                                     lo, hi, nt)
+            continue
         for g in range(group):
             _gemm_k.gemm_split(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
                                y3[i, g * og:(g + 1) * og], False, False, 1.0, 0.0, nt)
         # Bias and the fused activation in one pass, while this image's output is in cache.
-        lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
         _conv_k.bias_clamp(y3[i], bias, lo, hi, nt)
     return y
+
+
+# Packed float32 GEMM (sgemm.pyx) or BLAS, per shape. Measured on this machine (AVX-512,
+# one thread, OpenBLAS with OPENBLAS_CORETYPE unset, benchmarks/bench_nn_ops.py): the
+# packed GEMM is 0.5-0.9x BLAS's time (plus BLAS's separate bias/clamp pass) for every
+# convolution in MobileNetV2 and ResNet18 except when the product has few columns and a
+# deep K: (512 x 4608) @ (4608 x 49) is 1.3x BLAS (the weight streams from memory once
+# per 32-column strip; BLAS blocks it better). float64 stays on BLAS.
+_SGEMM_MAX_K_FEW_COLS = 1024
+_SGEMM_FEW_COLS = 64
+
+
+def _use_sgemm(dtype, k, cols):
+    if dtype != np.float32:
+        return False
+    return cols >= _SGEMM_FEW_COLS or k <= _SGEMM_MAX_K_FEW_COLS
+
+
+class _PackCache:
+    """LRU of transformed weights keyed on the weight array's identity.
+
+    Only arrays nobody can write are cached (the engine makes every value read-only and
+    replaces, never mutates, a written source; an array viewing writeable memory is
+    repacked each call), and each entry keeps its array alive, so an id is never reused
+    while cached: a cached transform cannot go stale. Bounded in bytes, so training (a
+    new weight array every step) does not pile up old weights.
+    """
+
+    def __init__(self, max_bytes):
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.entries = OrderedDict()  # (tag, id) -> (array, value, nbytes)
+
+    @staticmethod
+    def _immutable(a):
+        while isinstance(a, np.ndarray):
+            if a.flags.writeable:
+                return False
+            a = a.base
+        return a is None or isinstance(a, bytes)
+
+    def get(self, tag, w, make):
+        key = (tag, id(w))
+        hit = self.entries.get(key)
+        if hit is not None and hit[0] is w:
+            self.entries.move_to_end(key)
+            return hit[1]
+        value = make(w)
+        if self._immutable(w):
+            size = sum(v.nbytes for v in value) if isinstance(value, tuple) else value.nbytes
+            self.entries[key] = (w, value, size + w.nbytes)
+            self.bytes += size + w.nbytes
+            while self.bytes > self.max_bytes and len(self.entries) > 1:
+                _, (_, _, nbytes) = self.entries.popitem(last=False)
+                self.bytes -= nbytes
+        return value
+
+
+_PACKED = _PackCache(256 << 20)
+
+
+def _packed_weight(w, group):
+    """One packed matrix per group of ``w`` (``(O, C/group, KH, KW)``), cached."""
+    def make(w):
+        o = w.shape[0]
+        w2 = w.reshape(o, -1)
+        og = o // group
+        return tuple(_sgemm_k.pack_weight(w2[g * og:(g + 1) * og]) for g in range(group))
+    return _PACKED.get(("sgemm", group), w, make)
 
 
 # Winograd F(4x4, 3x3): 36 GEMMs of (O x C) @ (C x tiles) instead of one of
@@ -156,8 +234,6 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
 # once the channel counts make the GEMMs efficient and the image has several tiles.
 _WINO_G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
                     [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
-_WINO_CACHE = OrderedDict()  # id(weight) -> (weight, transformed weight): LRU
-_WINO_CACHE_SIZE = 128
 
 
 def _use_winograd(x_shape, w_shape, strides, dilations, group):
@@ -170,21 +246,12 @@ def _use_winograd(x_shape, w_shape, strides, dilations, group):
 
 
 def _winograd_weight(w):
-    """``U[k, o, c]`` = (G w[o, c] G^T) flattened over the 6x6 positions ``k``; cached by
-    the weight array's identity (engine arrays are read-only, so the values cannot move
-    under the cache; the entry keeps the array alive so its id is not reused)."""
-    key = id(w)
-    hit = _WINO_CACHE.get(key)
-    if hit is not None and hit[0] is w:
-        _WINO_CACHE.move_to_end(key)
-        return hit[1]
-    u = np.einsum("ai,ocij,bj->aboc", _WINO_G, w.astype(np.float64), _WINO_G)
-    u = np.ascontiguousarray(u.reshape(36, w.shape[0], w.shape[1]), dtype=w.dtype)
-    if not w.flags.writeable:
-        _WINO_CACHE[key] = (w, u)
-        if len(_WINO_CACHE) > _WINO_CACHE_SIZE:
-            _WINO_CACHE.popitem(last=False)
-    return u
+    """``U[k, o, c]`` = (G w[o, c] G^T) flattened over the 6x6 positions ``k``; cached
+    with the packed GEMM weights (:class:`_PackCache`)."""
+    def make(w):
+        u = np.einsum("ai,ocij,bj->aboc", _WINO_G, w.astype(np.float64), _WINO_G)
+        return np.ascontiguousarray(u.reshape(36, w.shape[0], w.shape[1]), dtype=w.dtype)
+    return _PACKED.get("winograd", w, make)
 
 
 def _winograd(x, w, bias, y, pads, nt, clamp=None):

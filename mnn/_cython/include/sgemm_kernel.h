@@ -1,0 +1,251 @@
+/* Packed float32 GEMM for convolution: C (M x N) = A (M x K) @ B (K x N), then
+   C = clamp(C + bias[row], lo, hi), all row-major.
+
+   A is the weight, packed once per weight (mnn_sg_pack_a) into K blocks of slabs of
+   MNN_SG_MR rows (rows past M are zero). B is the
+   activation (the input itself for 1x1 convolution, the im2col matrix otherwise), packed
+   per call in blocks of MNN_SG_KC rows by MNN_SG_NR columns (zero past N) so the
+   micro-kernel reads both operands sequentially. The micro-kernel keeps an MR x NR
+   tile of C in registers over a K block; the epilogue adds the previous K blocks'
+   partial sums, and after the last block the bias and clamp, while the tile is still in
+   registers.
+
+   The register tile is chosen at compile time from the instruction set the build
+   targets (setup.py builds with -march=native): AVX-512 8x32 (16 zmm accumulators),
+   AVX2+FMA 6x16 (12 ymm accumulators), else a portable 4x8 in plain C.
+
+   Bounds: every load and store of A, B and C is limited by the M, N, K, rows and
+   columns passed in; the caller (sgemm.pyx) checks them against the array shapes. */
+#ifndef MNN_SGEMM_KERNEL_H
+#define MNN_SGEMM_KERNEL_H
+#include <stddef.h>
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__)
+#define MNN_SG_MR 8
+#define MNN_SG_NR 32
+#define MNN_SG_ISA "avx512"
+#elif defined(__AVX2__) && defined(__FMA__)
+#define MNN_SG_MR 6
+#define MNN_SG_NR 16
+#define MNN_SG_ISA "avx2"
+#else
+#define MNN_SG_MR 4
+#define MNN_SG_NR 8
+#define MNN_SG_ISA "scalar"
+#endif
+/* K block: a KC x NR strip of packed B is 32 KB (AVX-512), held in L1 across the
+   slabs of A. */
+#define MNN_SG_KC 256
+/* Columns packed at once: NC x KC of B (256 KB) stays in L2 while every A slab passes. */
+#define MNN_SG_NC 256
+
+static const int mnn_sg_mr = MNN_SG_MR;
+static const int mnn_sg_nr = MNN_SG_NR;
+static const int mnn_sg_kc = MNN_SG_KC;
+static const int mnn_sg_nc = MNN_SG_NC;
+static const char *mnn_sg_isa = MNN_SG_ISA;
+
+/* Size in floats of the packed A of an M x K matrix. */
+static inline ptrdiff_t mnn_sg_packed_a_size(ptrdiff_t M, ptrdiff_t K) {
+    return (M + MNN_SG_MR - 1) / MNN_SG_MR * MNN_SG_MR * K;
+}
+
+/* pa <- A (M x K, row stride lda): K blocks of MNN_SG_KC, inside each block MR-row
+   slabs one after the other, k-major inside a slab. Element (s*MR + r, k0 + kk) of the
+   block starting at k0 (kc rows deep) is at pa[k0*Mp + (s*kc + kk)*MR + r], Mp = slabs*MR:
+   one K block of every slab is one contiguous run, read in order by mnn_sg_block. */
+static void mnn_sg_pack_a(ptrdiff_t M, ptrdiff_t K, const float *A, ptrdiff_t lda,
+                          float *pa) {
+    ptrdiff_t slabs = (M + MNN_SG_MR - 1) / MNN_SG_MR;
+    ptrdiff_t Mp = slabs * MNN_SG_MR;
+    for (ptrdiff_t k0 = 0; k0 < K; k0 += MNN_SG_KC) {
+        ptrdiff_t kc = K - k0 < MNN_SG_KC ? K - k0 : MNN_SG_KC;
+        for (ptrdiff_t s = 0; s < slabs; s++) {
+            float *dst = pa + k0 * Mp + s * kc * MNN_SG_MR;
+            for (int r = 0; r < MNN_SG_MR; r++) {
+                ptrdiff_t row = s * MNN_SG_MR + r;
+                if (row < M) {
+                    const float *src = A + row * lda + k0;
+                    for (ptrdiff_t k = 0; k < kc; k++) dst[k * MNN_SG_MR + r] = src[k];
+                } else {
+                    for (ptrdiff_t k = 0; k < kc; k++) dst[k * MNN_SG_MR + r] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* pb <- B[0:kc, 0:ncols] (row stride ldb) as NR-wide strips, strip j at pb + j*kc*NR,
+   columns past ncols zero. */
+static void mnn_sg_pack_b(ptrdiff_t kc, ptrdiff_t ncols, const float *B, ptrdiff_t ldb,
+                          float *pb) {
+    ptrdiff_t strips = (ncols + MNN_SG_NR - 1) / MNN_SG_NR;
+    for (ptrdiff_t j = 0; j < strips; j++) {
+        ptrdiff_t c0 = j * MNN_SG_NR;
+        ptrdiff_t w = ncols - c0 < MNN_SG_NR ? ncols - c0 : MNN_SG_NR;
+        float *dst = pb + j * kc * MNN_SG_NR;
+        const float *src = B + c0;
+        if (w == MNN_SG_NR) {
+            for (ptrdiff_t k = 0; k < kc; k++) {
+                for (int c = 0; c < MNN_SG_NR; c++) dst[k * MNN_SG_NR + c] = src[k * ldb + c];
+            }
+        } else {
+            for (ptrdiff_t k = 0; k < kc; k++) {
+                for (ptrdiff_t c = 0; c < w; c++) dst[k * MNN_SG_NR + c] = src[k * ldb + c];
+                for (ptrdiff_t c = w; c < MNN_SG_NR; c++) dst[k * MNN_SG_NR + c] = 0.0f;
+            }
+        }
+    }
+}
+
+/* One MR x NR tile: acc = pa (kc x MR) ^T pb (kc x NR); then the first `rows` rows and
+   `cols` columns of C (row stride ldc) get acc (+ old C when accumulate) and, when
+   last, + bias[r] clamped to [lo, hi]. */
+#if defined(__AVX512F__)
+static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, float *C,
+                               ptrdiff_t ldc, int rows, int cols, int accumulate, int last,
+                               const float *bias, float lo, float hi) {
+    __m512 a0[MNN_SG_MR], a1[MNN_SG_MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MNN_SG_MR; r++) {
+        a0[r] = _mm512_setzero_ps();
+        a1[r] = _mm512_setzero_ps();
+    }
+    for (ptrdiff_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(pb);
+        __m512 b1 = _mm512_loadu_ps(pb + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < MNN_SG_MR; r++) {
+            __m512 a = _mm512_set1_ps(pa[r]);
+            a0[r] = _mm512_fmadd_ps(a, b0, a0[r]);
+            a1[r] = _mm512_fmadd_ps(a, b1, a1[r]);
+        }
+        pa += MNN_SG_MR;
+        pb += MNN_SG_NR;
+    }
+    __mmask16 m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1u);
+    __mmask16 m1 = cols >= 32 ? (__mmask16)0xFFFF
+                              : (cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1u) : 0);
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+#pragma GCC unroll 8
+    for (int r = 0; r < MNN_SG_MR; r++) {
+        if (r >= rows) break;
+        float *c = C + r * ldc;
+        __m512 x0 = a0[r], x1 = a1[r];
+        if (accumulate) {
+            x0 = _mm512_add_ps(x0, _mm512_maskz_loadu_ps(m0, c));
+            x1 = _mm512_add_ps(x1, _mm512_maskz_loadu_ps(m1, c + 16));
+        }
+        if (last) {
+            __m512 b = _mm512_set1_ps(bias[r]);
+            x0 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(x0, b), vlo), vhi);
+            x1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(x1, b), vlo), vhi);
+        }
+        _mm512_mask_storeu_ps(c, m0, x0);
+        _mm512_mask_storeu_ps(c + 16, m1, x1);
+    }
+}
+#else
+static inline void mnn_sg_store(const float *acc, float *C, ptrdiff_t ldc, int rows,
+                                int cols, int accumulate, int last, const float *bias,
+                                float lo, float hi) {
+    /* acc is MR x NR row-major; plain C (the compiler vectorizes the column loop). */
+    for (int r = 0; r < rows; r++) {
+        float *c = C + r * ldc;
+        const float *x = acc + r * MNN_SG_NR;
+        float b = last ? bias[r] : 0.0f;
+        for (int j = 0; j < cols; j++) {
+            float v = x[j];
+            if (accumulate) v += c[j];
+            if (last) {
+                v += b;
+                v = v < lo ? lo : v;
+                v = v > hi ? hi : v;
+            }
+            c[j] = v;
+        }
+    }
+}
+#if defined(__AVX2__) && defined(__FMA__)
+static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, float *C,
+                               ptrdiff_t ldc, int rows, int cols, int accumulate, int last,
+                               const float *bias, float lo, float hi) {
+    __m256 a0[MNN_SG_MR], a1[MNN_SG_MR];
+    float acc[MNN_SG_MR * MNN_SG_NR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MNN_SG_MR; r++) {
+        a0[r] = _mm256_setzero_ps();
+        a1[r] = _mm256_setzero_ps();
+    }
+    for (ptrdiff_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(pb);
+        __m256 b1 = _mm256_loadu_ps(pb + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < MNN_SG_MR; r++) {
+            __m256 a = _mm256_broadcast_ss(pa + r);
+            a0[r] = _mm256_fmadd_ps(a, b0, a0[r]);
+            a1[r] = _mm256_fmadd_ps(a, b1, a1[r]);
+        }
+        pa += MNN_SG_MR;
+        pb += MNN_SG_NR;
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MNN_SG_MR; r++) {
+        _mm256_storeu_ps(acc + r * MNN_SG_NR, a0[r]);
+        _mm256_storeu_ps(acc + r * MNN_SG_NR + 8, a1[r]);
+    }
+    mnn_sg_store(acc, C, ldc, rows, cols, accumulate, last, bias, lo, hi);
+}
+#else
+static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, float *C,
+                               ptrdiff_t ldc, int rows, int cols, int accumulate, int last,
+                               const float *bias, float lo, float hi) {
+    float acc[MNN_SG_MR * MNN_SG_NR];
+    for (int i = 0; i < MNN_SG_MR * MNN_SG_NR; i++) acc[i] = 0.0f;
+    for (ptrdiff_t k = 0; k < kc; k++) {
+        for (int r = 0; r < MNN_SG_MR; r++) {
+            float a = pa[r];
+            for (int j = 0; j < MNN_SG_NR; j++) acc[r * MNN_SG_NR + j] += a * pb[j];
+        }
+        pa += MNN_SG_MR;
+        pb += MNN_SG_NR;
+    }
+    mnn_sg_store(acc, C, ldc, rows, cols, accumulate, last, bias, lo, hi);
+}
+#endif
+#endif
+
+/* The part of C with slabs [s0, s1) and columns [n0, n1): C = clamp(A B + bias).
+   pb is this thread's scratch of MNN_SG_KC * MNN_SG_NC floats. */
+static void mnn_sg_block(ptrdiff_t M, ptrdiff_t K, const float *pa, const float *B,
+                         ptrdiff_t ldb, float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1,
+                         ptrdiff_t n0, ptrdiff_t n1, float *pb, const float *bias, float lo,
+                         float hi) {
+    ptrdiff_t Mp = (M + MNN_SG_MR - 1) / MNN_SG_MR * MNN_SG_MR;
+    for (ptrdiff_t nc0 = n0; nc0 < n1; nc0 += MNN_SG_NC) {
+        ptrdiff_t ncw = n1 - nc0 < MNN_SG_NC ? n1 - nc0 : MNN_SG_NC;
+        ptrdiff_t strips = (ncw + MNN_SG_NR - 1) / MNN_SG_NR;
+        for (ptrdiff_t k0 = 0; k0 < K; k0 += MNN_SG_KC) {
+            ptrdiff_t kc = K - k0 < MNN_SG_KC ? K - k0 : MNN_SG_KC;
+            mnn_sg_pack_b(kc, ncw, B + k0 * ldb + nc0, ldb, pb);
+            int accumulate = k0 > 0, last = k0 + kc == K;
+            for (ptrdiff_t s = s0; s < s1; s++) {
+                ptrdiff_t rows = M - s * MNN_SG_MR;
+                if (rows > MNN_SG_MR) rows = MNN_SG_MR;
+                const float *a = pa + k0 * Mp + s * kc * MNN_SG_MR;
+                for (ptrdiff_t j = 0; j < strips; j++) {
+                    ptrdiff_t cols = ncw - j * MNN_SG_NR;
+                    if (cols > MNN_SG_NR) cols = MNN_SG_NR;
+                    mnn_sg_tile(kc, a, pb + j * kc * MNN_SG_NR,
+                                C + s * MNN_SG_MR * ldc + nc0 + j * MNN_SG_NR, ldc,
+                                (int)rows, (int)cols, accumulate, last,
+                                bias + s * MNN_SG_MR, lo, hi);
+                }
+            }
+        }
+    }
+}
+#endif

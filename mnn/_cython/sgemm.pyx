@@ -1,0 +1,93 @@
+# cython: language_level=3
+"""Our own packed float32 GEMM with fused bias and clamp (include/sgemm_kernel.h).
+
+``pack_weight`` lays a weight matrix ``A (M x K)`` out once in the micro-kernel's slab
+order; ``gemm_packed`` then computes ``C = clip(A @ B + bias[:, None], lo, hi)`` for any
+``B (K x N)``, the threads splitting the columns of C (or its row slabs when C has few
+columns), each with its own packing scratch. Every shape is checked here before the C
+code runs: the C code trusts M, N and K.
+"""
+import numpy as np
+from cython.parallel cimport prange
+cimport openmp
+from libc.math cimport INFINITY
+
+cdef extern from "sgemm_kernel.h":
+    const int mnn_sg_mr
+    const int mnn_sg_nr
+    const int mnn_sg_kc
+    const int mnn_sg_nc
+    const char* mnn_sg_isa
+    Py_ssize_t mnn_sg_packed_a_size(Py_ssize_t M, Py_ssize_t K) nogil
+    void mnn_sg_pack_a(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
+                       float* pa) nogil
+    void mnn_sg_block(Py_ssize_t M, Py_ssize_t K, const float* pa, const float* B,
+                      Py_ssize_t ldb, float* C, Py_ssize_t ldc, Py_ssize_t s0, Py_ssize_t s1,
+                      Py_ssize_t n0, Py_ssize_t n1, float* pb, const float* bias, float lo,
+                      float hi) nogil
+
+
+def info():
+    """``(isa, MR, NR, KC, NC)``: the instruction set and tile sizes compiled in."""
+    return mnn_sg_isa.decode(), mnn_sg_mr, mnn_sg_nr, mnn_sg_kc, mnn_sg_nc
+
+
+def pack_weight(const float[:, ::1] a):
+    """The packed form of ``a`` (``M x K``, float32), for :func:`gemm_packed`."""
+    cdef Py_ssize_t M = a.shape[0], K = a.shape[1]
+    out = np.empty(max(mnn_sg_packed_a_size(M, K), 1), np.float32)
+    cdef float[::1] pa = out
+    if M > 0 and K > 0:
+        with nogil:
+            mnn_sg_pack_a(M, K, &a[0, 0], K, &pa[0])
+    return out
+
+
+def gemm_packed(const float[::1] packed, Py_ssize_t m, const float[:, ::1] b,
+                float[:, ::1] c, const float[::1] bias, double lo=-INFINITY,
+                double hi=INFINITY, int nthreads=1):
+    """``c = clip(A @ b + bias[:, None], lo, hi)`` where ``packed = pack_weight(A)``
+    and ``A`` is ``(m, b.shape[0])``; ``c`` (``(m, N)``) is overwritten."""
+    cdef Py_ssize_t K = b.shape[0], N = b.shape[1]
+    if m < 0 or packed.shape[0] != max(mnn_sg_packed_a_size(m, K), 1):
+        raise ValueError(f"sgemm: packed weight of {packed.shape[0]} floats is not a "
+                         f"({m}, {K}) matrix")
+    if c.shape[0] != m or c.shape[1] != N:
+        raise ValueError(f"sgemm: output ({c.shape[0]}, {c.shape[1]}) is not ({m}, {N})")
+    if bias.shape[0] != m:
+        raise ValueError(f"sgemm: bias of {bias.shape[0]} values for {m} rows")
+    if nthreads < 1:
+        raise ValueError("sgemm: nthreads must be >= 1")
+    if m == 0 or N == 0:
+        return
+    if K == 0:
+        c_arr = np.asarray(c)
+        c_arr[...] = np.clip(np.asarray(bias)[:, None], lo, hi)
+        return
+    cdef Py_ssize_t slabs = (m + mnn_sg_mr - 1) // mnn_sg_mr
+    # Split the columns when each thread gets at least two strips; else the row slabs.
+    cdef bint by_cols = N >= 2 * mnn_sg_nr * nthreads or slabs < nthreads
+    cdef Py_ssize_t parts = nthreads
+    cdef Py_ssize_t chunk
+    if by_cols:
+        chunk = ((N + parts - 1) // parts + mnn_sg_nr - 1) // mnn_sg_nr * mnn_sg_nr
+    else:
+        chunk = (slabs + parts - 1) // parts
+    scratch = np.empty((nthreads, mnn_sg_kc * mnn_sg_nc), np.float32)
+    cdef float[:, ::1] pb = scratch
+    cdef Py_ssize_t t, lo_i, hi_i, tid
+    cdef float flo = <float>lo, fhi = <float>hi
+    with nogil:
+        for t in prange(parts, num_threads=nthreads, schedule="static"):
+            tid = openmp.omp_get_thread_num()
+            lo_i = t * chunk
+            if by_cols:
+                hi_i = lo_i + chunk if lo_i + chunk < N else N
+                if lo_i < hi_i:
+                    mnn_sg_block(m, K, &packed[0], &b[0, 0], N, &c[0, 0], N, 0, slabs,
+                                 lo_i, hi_i, &pb[tid, 0], &bias[0], flo, fhi)
+            else:
+                hi_i = lo_i + chunk if lo_i + chunk < slabs else slabs
+                if lo_i < hi_i:
+                    mnn_sg_block(m, K, &packed[0], &b[0, 0], N, &c[0, 0], N, lo_i, hi_i,
+                                 0, N, &pb[tid, 0], &bias[0], flo, fhi)
