@@ -44,13 +44,18 @@ def _module_parameters(module):
     return params
 
 
-def _all_finite(g):
-    # A finite sum of squares (one BLAS dot, no temporary array) means every element is
-    # finite; a NaN or inf there can also be overflow, so then look at the elements.
-    flat = g.reshape(-1)
+def _first_non_finite(grads):
+    """Index of the first gradient holding a NaN or inf, or None.
+
+    A finite sum of squares (one BLAS dot, no temporary array) means every element is
+    finite; a NaN or inf there can also be overflow, so then look at the elements.
+    """
     with np.errstate(over="ignore", invalid="ignore"):
-        square_sum = np.dot(flat, flat)
-    return bool(np.isfinite(square_sum)) or bool(np.all(np.isfinite(g)))
+        for i, g in enumerate(grads):
+            flat = g.reshape(-1)
+            if not np.isfinite(np.dot(flat, flat)) and not np.all(np.isfinite(g)):
+                return i
+    return None
 
 
 def _trainable(params):
@@ -191,11 +196,10 @@ class Optimizer:
         if not params:
             return False
         grads, updates, stats = self._evaluate(loss, params, all_params)
-        for p, g in zip(params, grads):
-            if not _all_finite(g):
-                raise MnnError(f"mnn: step: the gradient of parameter {p.name} is not "
-                               "finite (nan or inf); lower the learning rate or check the "
-                               "loss")
+        bad = _first_non_finite(grads)
+        if bad is not None:
+            raise MnnError(f"mnn: step: the gradient of parameter {params[bad].name} is not "
+                           "finite (nan or inf); lower the learning rate or check the loss")
         before = {id(r.expr): r.expr.values[0] for u in updates for r in u.roots}
         for i, update in enumerate(updates):
             update.apply(stats[2 * i:2 * i + 2], before)
