@@ -1,4 +1,6 @@
 """Matrix products: ``matmul`` (batched, broadcasting, transposeA/B)."""
+import math
+
 import numpy as np
 
 from ..._cython import gemm as _gemm_k
@@ -60,7 +62,7 @@ def _gemm_operand(x, flag):
     the flag flipped, so BLAS reads it in place (no copy)."""
     lead = x.shape[:-2]
     rows, cols = x.shape[-2:]
-    count = int(np.prod(lead))
+    count = math.prod(lead)  # shapes are ints: no array round trip per call
     if not x.flags.c_contiguous:
         xt = np.swapaxes(x, -1, -2)
         if xt.flags.c_contiguous:
@@ -84,8 +86,8 @@ def _matmul_gemm(a, b, transpose_a, transpose_b):
     m = a3.shape[2] if ta else a3.shape[1]
     k = a3.shape[1] if ta else a3.shape[2]
     n = b3.shape[1] if tb else b3.shape[2]
-    batch = np.broadcast_shapes(a_lead, b_lead)
-    count = int(np.prod(batch))
+    batch = a_lead if a_lead == b_lead else np.broadcast_shapes(a_lead, b_lead)
+    count = math.prod(batch)
     if a3.shape[0] == count and b3.shape[0] == 1 and not ta and count > 1:
         # A stack of matrices times one matrix: a single product on the stacked rows.
         a3 = a3.reshape(1, count * m, k)
@@ -110,7 +112,7 @@ def _batch_index(lead, batch, count):
     reads (numpy broadcasting of ``lead`` against ``batch``)."""
     if count == 1:
         return np.zeros(1, np.int64)
-    own = int(np.prod(lead))
+    own = math.prod(lead)
     idx = np.arange(own, dtype=np.int64).reshape(lead) if lead else np.zeros((), np.int64)
     return np.ascontiguousarray(np.broadcast_to(idx, batch).reshape(-1))
 
