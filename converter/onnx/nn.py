@@ -75,12 +75,14 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
     xs = xs if xs is not None else _shape(ctx, X)
     ws = _shape(ctx, W, "weight")
     n = len(xs) - 2
-    if n not in (1, 2):
-        raise ctx.error(f"{n}-d convolution is not supported (1-d and 2-d are)")
+    if n not in (1, 2, 3):
+        raise ctx.error(f"{n}-d convolution is not supported (1-d, 2-d and 3-d are)")
     kernel = ws[2:]
     strides = _spatial(ctx, strides, n, 1, "strides")
     dilations = _spatial(ctx, dilations, n, 1, "dilations")
     pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations, pads, auto_pad)
+    if n == 3:
+        return _conv3d(X, W, B, strides, pads, dilations, group)
     if n == 1:
         X, W = _to_2d(ctx, X, W)
         strides, dilations = _lift_1d(strides, 1), _lift_1d(dilations, 1)
@@ -97,8 +99,9 @@ def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1
                    strides=None):
     xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
     n = len(xs) - 2
-    if n not in (1, 2):
-        raise ctx.error(f"{n}-d transposed convolution is not supported (1-d and 2-d are)")
+    if n not in (1, 2, 3):
+        raise ctx.error(f"{n}-d transposed convolution is not supported (1-d, 2-d and 3-d "
+                        "are)")
     kernel = ws[2:]
     strides = _spatial(ctx, strides, n, 1, "strides")
     dilations = _spatial(ctx, dilations, n, 1, "dilations")
@@ -125,6 +128,11 @@ def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1
         pads = [0] * (2 * n)
     else:
         pads = _spatial(ctx, pads, 2 * n, 0, "pads")
+    if n == 3:
+        if any(p >= max(s, d) for p, s, d in zip(out_pad, strides, dilations)):
+            raise ctx.error(f"output_padding {out_pad} must be smaller than the strides "
+                            f"{strides} or the dilations {dilations} for 3-d")
+        return F.conv_transpose3d(X, W, B, strides, pads, dilations, int(group), out_pad)
     if n == 1:
         X, W = _to_2d(ctx, X, W)
         strides, dilations = _lift_1d(strides, 1), _lift_1d(dilations, 1)
@@ -142,6 +150,16 @@ def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1
                                group=int(group), padding_mode=Padding_Mode.VALID,
                                output_padding=(out_pad[1], out_pad[0]))
     return F.squeeze(y, [2]) if n == 1 else y
+
+
+def _conv3d(X, W, B, strides, pads, dilations, group):
+    """3-d convolution: ``conv3d`` pads both sides alike, so unequal ONNX pads pad the
+    input first."""
+    begin, end = pads[:3], pads[3:]
+    if begin != end:
+        X = F.pad(X, [[0, 0], [0, 0]] + [[b, e] for b, e in zip(begin, end)])
+        begin = [0, 0, 0]
+    return F.conv3d(X, W, B, strides, begin, dilations, int(group))
 
 
 def _pad_bottom_right(ctx, y, out_pad, bias):

@@ -41,9 +41,25 @@ def gather_elements(ctx, data, indices, axis=0):
 
 @onnx_op("GatherND", since=11)
 def gather_nd(ctx, data, indices, batch_dims=0):
-    if batch_dims:
-        raise ctx.error("batch_dims other than 0 are not supported")
-    return F.gather_nd(data, indices)
+    if not batch_dims:
+        return F.gather_nd(data, indices)
+    # Leading batch dims: flatten them into one and address it with an extra leading
+    # index component (the batch number), then restore the batch shape.
+    ds, ix = _shape(ctx, data), _shape(ctx, indices, "indices")
+    b = int(batch_dims)
+    if not 0 < b < min(len(ds), len(ix)) or ds[:b] != ix[:b]:
+        raise ctx.error(f"batch_dims {b} does not fit data {ds} and indices {ix}")
+    k = ix[-1]
+    if b + k > len(ds):
+        raise ctx.error(f"indices address {k} dims of data {ds} after {b} batch dims")
+    batch = int(np.prod(ds[:b]))
+    mid = ix[b:-1]
+    ids = np.broadcast_to(np.arange(batch).reshape([batch] + [1] * (len(mid) + 1)),
+                          [batch] + mid + [1]).astype(indices.dtype)
+    flat_idx = F.reshape(indices, [batch] + ix[b:])
+    out = F.gather_nd(F.reshape(data, [batch] + ds[b:]), F.concat([F.const(ids), flat_idx],
+                                                                  -1))
+    return F.reshape(out, ds[:b] + mid + ds[b + k:])
 
 
 @onnx_op("ScatterND", since=11)

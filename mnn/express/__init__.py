@@ -34,6 +34,8 @@ from .ops import onnx_deferred, onnx_math, onnx_scatter, onnx_shape  # noqa: E40
 _OP_MODULES += [onnx_math, onnx_shape, onnx_deferred, onnx_scatter]
 from .ops import onnx_narrow, onnx_sequence  # noqa: E402 - sequences, narrow dtypes
 _OP_MODULES += [onnx_narrow, onnx_sequence]
+from .ops import nn_conv_transpose3d  # noqa: E402
+_OP_MODULES += [nn_conv_transpose3d]
 from .ops import (nn_activation, nn_conv, nn_detection, nn_layout, nn_norm,  # noqa: E402
                   nn_pool, nn_resize, nn_roi, nn_sample)
 _OP_MODULES += [nn_activation, nn_conv, nn_detection, nn_layout, nn_norm, nn_pool, nn_resize,
