@@ -94,7 +94,8 @@ def _matmul_gemm(a, b, transpose_a, transpose_b):
         m_all, count_all = count * m, 1
     else:
         m_all, count_all = m, count
-    c = np.empty((count_all, m_all, n), a.dtype)
+    # An empty inner dimension sums nothing: zeros (BLAS may leave C unwritten).
+    c = (np.zeros if k == 0 else np.empty)((count_all, m_all, n), a.dtype)
     ia = _batch_index(a_lead, batch, count_all)
     ib = _batch_index(b_lead, batch, count_all)
     nc.blas_single_thread()
