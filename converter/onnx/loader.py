@@ -478,7 +478,8 @@ class _Builder:
         inner = dict(opset)
         for imp in body.opset_import:
             inner[imp.domain if imp.domain != "ai.onnx" else ""] = int(imp.version)
-        given = {a.name: a for a in node.attribute}
+        given = _attribute_defaults(node, opset, body)
+        given.update({a.name: a for a in node.attribute})
         for inner_node in body.node:
             self.convert_node(_bind_attributes(inner_node, given), inner, scope)
         for formal, actual in zip(body.output, node.output):
@@ -622,6 +623,26 @@ def function_body(node, opset, args=None):
 
 # Marks "has a context-dependent body" when no input types are at hand (checking support).
 _ContextFunction = object()
+
+
+def _attribute_defaults(node, opset, body):
+    """Attribute defaults for a function body's ``ref_attr_name`` references: the
+    FunctionProto's own, else the op schema's (HannWindow's ``periodic`` ...)."""
+    from onnx import defs
+
+    out = {}
+    domain = node.domain if node.domain != "ai.onnx" else ""
+    try:
+        schema = defs.get_schema(node.op_type, opset.get(domain, 1), domain)
+    except Exception:  # noqa: BLE001 - onnx raises SchemaError for unknown ops
+        schema = None
+    if schema is not None:
+        for name, attr in schema.attributes.items():
+            if attr.default_value.type != onnx.AttributeProto.UNDEFINED:
+                out[name] = attr.default_value
+    for attr in getattr(body, "attribute_proto", []):
+        out[attr.name] = attr
+    return out
 
 
 def _bind_attributes(node, given):

@@ -506,7 +506,10 @@ def lp_normalization(ctx, input, axis=-1, p=2):
         norm = F.sqrt(F.reduce_sum(F.multiply(input, input), [axis], True))
     else:
         raise ctx.error(f"p must be 1 or 2, got {p}")
-    return F.divide(input, norm)
+    # A zero norm gives zeros (as onnxruntime and the ONNX reference do), not 0/0.
+    zero = F.zeros_like(norm)
+    safe = F.select(F.greater(norm, zero), norm, F.ones_like(norm))
+    return F.select(F.greater(norm, zero), F.divide(input, safe), F.zeros_like(input))
 
 
 @onnx_op("MeanVarianceNormalization", since=9)

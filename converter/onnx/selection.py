@@ -171,7 +171,9 @@ def hardmax_v1(ctx, input, axis=1):
 def compress(ctx, input, condition, axis=None):
     if axis is not None:
         axis = _axis(ctx, axis, len(_shape(ctx, input)))
-    return F.compress(F.cast(condition, np.bool_), input, axis)
+    from mnn.express.ops.np_sorting import compress as _compress
+
+    return _compress(F.cast(condition, np.bool_), input, axis)
 
 
 @onnx_op("NonZero", since=9)
