@@ -250,7 +250,7 @@ class Plan:
         hooked = before is not None or after is not None
         pos, n = 0, len(self.steps)
         while pos < n:
-            sig = (pos, tuple((env[s].shape, env[s].dtype) for s in self._live_slots(pos)))
+            sig = (pos, tuple([(env[s].shape, env[s].dtype) for s in self._live_slots(pos)]))
             end = self._checked.get(sig)
             if end is None:
                 end = self._run_segment(env, pos, n, True, before, after)
