@@ -178,60 +178,106 @@ def _pad_bottom_right(ctx, y, out_pad, bias):
 
 
 def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations):
+    """``(X, n, geometry)``: X lifted to 2-D when 1-D, n the ONNX spatial rank, geometry
+    lists in ONNX order (height first; pads begins then ends) for 2 or 3 axes."""
     # Explicit pads need only the input's rank: dynamic dims stay dynamic.
     xs = ctx.partial_shape(X) if auto_pad in ("NOTSET", "VALID", "", None) else None
     xs = xs if xs is not None else _shape(ctx, X)
     n = len(xs) - 2
-    if n not in (1, 2):
-        raise ctx.error(f"{n}-d pooling is not supported (1-d and 2-d are)")
+    if n not in (1, 2, 3):
+        raise ctx.error(f"{n}-d pooling is not supported (1-d, 2-d and 3-d are)")
     if kernel_shape is None:
         raise ctx.error("attribute 'kernel_shape' is required")
     kernel = _spatial(ctx, kernel_shape, n, 1, "kernel_shape")
     strides = _spatial(ctx, strides, n, 1, "strides")
     dil = _spatial(ctx, dilations, n, 1, "dilations")
-    if any(d != 1 for d in dil):
-        raise ctx.error(f"dilations {dil} are not supported in pooling")
     pads = _resolve_pads(ctx, xs[2:], kernel, strides, dil, pads, auto_pad)
     if n == 1:
         X, _ = _to_2d(ctx, X)
-        kernel, strides, pads = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_pads_1d(pads)
-    return X, n, dict(kernel=(kernel[1], kernel[0]), stride=(strides[1], strides[0]),
-                      padding_mode=Padding_Mode.VALID, pads=tuple(pads))
+        kernel, strides, dil = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_1d(dil, 1)
+        pads = _lift_pads_1d(pads)
+    return X, n, dict(kernel=kernel, strides=strides, pads=pads, dilations=dil)
+
+
+def _mnn_pool_args(g):
+    """MNN's 2-D pooling arguments (pairs width first) from ONNX-order geometry."""
+    k, s, d = g["kernel"], g["strides"], g["dilations"]
+    return dict(kernel=(k[1], k[0]), stride=(s[1], s[0]), dilation=(d[1], d[0]),
+                padding_mode=Padding_Mode.VALID, pads=tuple(g["pads"]))
+
+
+def _torch_pool_args(g):
+    return dict(kernel=g["kernel"], stride=g["strides"], pads=g["pads"],
+                dilation=g["dilations"])
+
+
+def _max_pool_indices(ctx, X, n, g, ceil_mode, storage_order):
+    """ONNX MaxPool's ``Indices``: flat positions in the whole input tensor, the plane in
+    row-major order (``storage_order`` 0) or column-major (1)."""
+    if storage_order not in (0, 1):
+        raise ctx.error(f"storage_order must be 0 or 1, got {storage_order}")
+    xs = _shape(ctx, X)  # after the 1-d lift: (N, C, 1, L)
+    idx = F.max_pool_indices(X, ceil_mode=bool(ceil_mode), **_torch_pool_args(g))
+    sizes = xs[2:]
+    if storage_order == 1 and n >= 2:
+        # Row-major (…, iy, ix) -> column-major: ix varies slowest, the first axis fastest.
+        coords, rest = [], idx
+        for size in reversed(sizes[1:]):
+            coords.append(F.floormod(rest, same_dtype_const(size, idx)))
+            rest = F.floordiv(rest, same_dtype_const(size, idx))
+        coords.append(rest)  # coords: last axis first
+        col = coords[0]
+        for coord, size in zip(coords[1:], reversed(sizes[:-1])):
+            col = F.add(F.multiply(col, same_dtype_const(size, idx)), coord)
+        idx = col
+    plane = int(np.prod(sizes))
+    offsets = np.arange(xs[0] * xs[1], dtype=np.int64).reshape(
+        [xs[0], xs[1]] + [1] * len(sizes)) * plane
+    idx = F.add(idx, F.const(offsets))
+    return F.squeeze(idx, [2]) if n == 1 else idx
 
 
 @onnx_op("MaxPool", since=1)
 def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
              kernel_shape=None, pads=None, storage_order=0, strides=None):
-    if len(ctx.node.output) > 1 and ctx.node.output[1]:
-        raise ctx.error("the Indices output of MaxPool is not supported")
-    X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
     dtype = X.dtype
     if dtype.kind != "f":
         # Integer images: the maximum of exactly representable values is exact in float.
         X = F.cast(X, np.float64)
-    y = F.max_pool(X, ceil_mode=bool(ceil_mode), **args)
+    if n == 3:
+        y = F.max_pool3d(X, ceil_mode=bool(ceil_mode), **_torch_pool_args(g))
+    else:
+        y = F.max_pool(X, ceil_mode=bool(ceil_mode), **_mnn_pool_args(g))
     if dtype.kind != "f":
         y = F.cast(y, dtype)
-    return F.squeeze(y, [2]) if n == 1 else y
+    y = F.squeeze(y, [2]) if n == 1 else y
+    if len(ctx.node.output) > 1 and ctx.node.output[1]:
+        return y, _max_pool_indices(ctx, X, n, g, ceil_mode, int(storage_order))
+    return y
 
 
 @onnx_op("AveragePool", since=1)
 def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
-    X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    if n == 3:
+        return F.avg_pool3d(X, ceil_mode=bool(ceil_mode),
+                            count_include_pad=bool(count_include_pad), **_torch_pool_args(g))
     y = F.avg_pool(X, ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
-                   **args)
+                   **_mnn_pool_args(g))
     return F.squeeze(y, [2]) if n == 1 else y
 
 
 @onnx_op("LpPool", since=2)
 def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
             p=2, pads=None, strides=None):
-    if ceil_mode:
-        raise ctx.error("ceil_mode is not supported in LpPool")
-    X, n, args = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
-    y = F.lp_pool(X, args["kernel"], args["stride"], float(p), args["padding_mode"],
-                  args["pads"])
+    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    if n == 3:
+        return F.lp_pool3d(X, p=float(p), ceil_mode=bool(ceil_mode), **_torch_pool_args(g))
+    a = _mnn_pool_args(g)
+    y = F.lp_pool(X, a["kernel"], a["stride"], float(p), a["padding_mode"], a["pads"],
+                  bool(ceil_mode), a["dilation"])
     return F.squeeze(y, [2]) if n == 1 else y
 
 

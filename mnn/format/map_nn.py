@@ -277,6 +277,8 @@ def _encode_pool(ctx, expr):
     a = expr.attrs
     if a.get("output_size") is not None:
         ctx.fail(expr, "adaptive pooling has no MNN op (only global or fixed windows)")
+    if tuple(a.get("dilations", (1, 1))) != (1, 1) and not a["global_pool"]:
+        ctx.fail(expr, f"dilated pooling (dilations {list(a['dilations'])}) has no MNN op")
     is_max = expr.op.name == "max_pool"
     param = {
         "type": 0 if is_max else 1,

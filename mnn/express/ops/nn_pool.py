@@ -1,5 +1,6 @@
-"""Pooling ops over NCHW: max_pool, avg_pool (regular, global, adaptive), lp_pool, and the
-gradient ops max_pool_grad / avg_pool_grad.
+"""2-D pooling ops over NCHW: max_pool, avg_pool (regular, dilated, global, adaptive),
+lp_pool, and the gradient ops max_pool_grad / avg_pool_grad. 3-D pooling lives in
+:mod:`.nn_pool3d` (exported from here).
 
 Op attributes (plain values, height first; see :mod:`.nn_common`):
 
@@ -7,6 +8,8 @@ Op attributes (plain values, height first; see :mod:`.nn_common`):
   right)``, ``padding_mode`` int (:class:`~mnn.express.enums.Padding_Mode`; SAME pads are
   recomputed from the input size), ``ceil_mode`` bool (output size rounds up, torch's
   rule; floor otherwise).
+- ``dilations`` ``(dh, dw)``, optional (default ``(1, 1)``): window taps ``dilation``
+  apart, as torch's and ONNX's MaxPool/AveragePool.
 - ``global_pool`` bool: the window is the whole image (output 1x1); kernel/stride/pads
   are then ignored.
 - ``output_size`` ``(oh, ow)`` or None: adaptive pooling (torch's windows
@@ -15,11 +18,10 @@ Op attributes (plain values, height first; see :mod:`.nn_common`):
   (torch's default, Caffe/MNN) or by the number of real pixels (ONNX's default).
 - ``input_hw`` ``(H, W)`` (avg_pool_grad only): the forward input's size.
 
-Padded pixels never win a max and add nothing to a sum. The windows are computed here
-as per-row and per-column tables and checked against the image by the kernel wrapper.
+Padded pixels never win a max and add nothing to a sum. Regular grids run the regular
+kernels; global and adaptive pooling run the table kernels (tables from
+:mod:`.pool_windows`, checked against the image by the kernel wrapper).
 """
-import functools
-
 import numpy as np
 
 from ..._cython import pool as _pool_k
@@ -29,65 +31,42 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 from . import nn_common as nc
+from . import pool_windows as pw
+from .nn_pool3d import avg_pool3d, lp_pool3d, max_pool3d, max_pool_indices
 
 __all__ = [
     "adaptive_avg_pool",
     "adaptive_max_pool",
     "avg_pool",
+    "avg_pool3d",
     "global_avg_pool",
     "global_max_pool",
     "lp_pool",
+    "lp_pool3d",
     "max_pool",
+    "max_pool3d",
+    "max_pool_indices",
 ]
 
 
-def _axis_windows(size, k, s, pb, pe, ceil_mode):
-    out = nc.conv_out_size(size, k, s, pb, pe, ceil_mode)
-    start = np.arange(out, dtype=np.int64) * s - pb
-    end_pad = np.minimum(start + k, size + pe)
-    incl = (end_pad - start).astype(np.float64)
-    lo = np.clip(start, 0, size)
-    hi = np.clip(np.minimum(start + k, size), lo, size)
-    return lo, hi, incl
-
-
-def _adaptive_windows(size, out):
-    i = np.arange(out, dtype=np.int64)
-    lo = (i * size) // out
-    hi = -((-(i + 1) * size) // out)
-    return lo, hi, (hi - lo).astype(np.float64)
-
-
-def _windows(in_hw, kernel, strides, pads, padding_mode, ceil_mode, global_pool,
-             output_size, count_include_pad=False):
-    """Per-axis window tables ``[(lo, hi, divisor)] * 2`` for an input of ``in_hw``."""
-    if global_pool:
-        return [(np.zeros(1, np.int64), np.full(1, size, np.int64),
-                 np.full(1, float(size))) for size in in_hw]
-    if output_size is not None:
-        return [_adaptive_windows(size, out) for size, out in zip(in_hw, output_size)]
-    pads = nc.resolve_pads(in_hw, kernel, strides, (1, 1), pads, padding_mode)
-    tables = []
-    for i in range(2):
-        lo, hi, incl = _axis_windows(in_hw[i], kernel[i], strides[i], pads[i], pads[i + 2],
-                                     ceil_mode)
-        div = incl if count_include_pad else (hi - lo).astype(np.float64)
-        tables.append((lo, hi, div))
-    return tables
+def _attrs_key(in_hw, attrs):
+    """Window-table arguments (hashable) for an input of spatial size ``in_hw``."""
+    dil = tuple(attrs.get("dilations", (1, 1)))
+    if attrs["global_pool"] or attrs["output_size"] is not None:
+        pads = (0, 0, 0, 0)
+    else:
+        pads = tuple(nc.resolve_pads(in_hw, attrs["kernel"], attrs["strides"], dil,
+                                     attrs["pads"], attrs["padding_mode"]))
+    out = attrs["output_size"]
+    return dict(kernel=tuple(attrs["kernel"]), strides=tuple(attrs["strides"]), pads=pads,
+                dilations=dil, ceil_mode=bool(attrs["ceil_mode"]),
+                count_include_pad=bool(attrs.get("count_include_pad", False)),
+                global_pool=bool(attrs["global_pool"]),
+                output_size=None if out is None else tuple(out))
 
 
 def _out_hw(in_hw, attrs):
-    tables = _windows(in_hw, **_window_attrs(attrs))
-    out = tuple(len(t[0]) for t in tables)
-    if min(out) < 1:
-        raise OpError(f"pooling window does not fit the input {list(in_hw)}: empty output")
-    return out
-
-
-def _window_attrs(attrs):
-    keys = ("kernel", "strides", "pads", "padding_mode", "ceil_mode", "global_pool",
-            "output_size", "count_include_pad")
-    return {k: attrs[k] for k in keys if k in attrs}
+    return pw.pool_out_sizes(tuple(in_hw), **_attrs_key(in_hw, attrs))
 
 
 def _check_attrs(attrs):
@@ -96,12 +75,8 @@ def _check_attrs(attrs):
     if attrs["output_size"] is not None:
         nc.positive(attrs["output_size"], "output_size")
         return
-    nc.positive(attrs["kernel"], "kernel")
-    nc.positive(attrs["strides"], "stride")
-    k, p = attrs["kernel"], attrs["pads"]
-    if p[0] >= k[0] or p[2] >= k[0] or p[1] >= k[1] or p[3] >= k[1]:
-        # torch's rule: a window made only of padding would have no value.
-        raise OpError(f"pads {list(p)} must be smaller than the kernel {list(k)}")
+    pw.check_geometry(attrs["kernel"], attrs["strides"], attrs["pads"],
+                      attrs.get("dilations", (1, 1)))
 
 
 def _x_infer(metas, **attrs):
@@ -114,21 +89,29 @@ def _x_infer(metas, **attrs):
 
 
 def _tables(in_hw, attrs, dtype):
-    key = (tuple(in_hw), np.dtype(dtype)) + tuple(sorted(_window_attrs(attrs).items()))
-    return _cached_tables(key)
+    """(windows, steps, divisors, key) for the table kernels; ``key`` holds the resolved
+    pads and dilations."""
+    key = _attrs_key(tuple(in_hw), attrs)
+    windows, steps, divs, _ = pw.tables(tuple(in_hw), dtype=np.dtype(dtype), **key)
+    return windows, steps, divs, key
 
 
-@functools.lru_cache(maxsize=256)
-def _cached_tables(key):
-    # Window tables depend only on the input size and the attributes: building them with
-    # numpy cost more than the pooling itself on mid-sized inputs, so they are built once.
-    # The arrays are marked read-only, as every caller only reads them.
-    in_hw, dtype, items = key[0], key[1], dict(key[2:])
-    (hs, he, dh), (ws, we, dw) = _windows(in_hw, **items)
-    out = (hs, he, ws, we, dh.astype(dtype), dw.astype(dtype))
-    for a in out:
-        a.flags.writeable = False
-    return out
+def _regular(attrs):
+    return not attrs["global_pool"] and attrs["output_size"] is None
+
+
+def _as5(a):
+    return a.reshape(a.shape[:2] + (1,) + a.shape[2:])
+
+
+def _geometry(key):
+    """Arguments of the regular kernels: kh, kw, sh, sw, pt, pl, dh, dw."""
+    return (*key["kernel"], *key["strides"], key["pads"][0], key["pads"][1],
+            *key["dilations"])
+
+
+_NO_DIV = {np.dtype(np.float32): np.ones(0, np.float32),
+           np.dtype(np.float64): np.ones(0, np.float64)}
 
 
 # ---------------------------------------------------------------------------------------
@@ -142,16 +125,15 @@ def _max_infer(metas, **attrs):
 
 def _max_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
-    hs, he, ws, we, _, _ = _tables(x.shape[2:], attrs, x.dtype)
-    y = np.empty(x.shape[:2] + (len(hs), len(ws)), x.dtype)
-    if attrs["global_pool"] or attrs["output_size"] is not None:
-        _pool_k.max_forward(x, y, hs, he, ws, we, nc.threads(x.size))
+    windows, steps, _, key = _tables(x.shape[2:], attrs, x.dtype)
+    y = np.empty(x.shape[:2] + (windows[1].shape[1], windows[2].shape[1]), x.dtype)
+    if _regular(attrs):
+        # Regular grid: padded-row kernel (no per-window bounds, vectorized along rows).
+        no_div = _NO_DIV[x.dtype]
+        _pool_k.pool_forward_regular(x, y, True, *_geometry(key), no_div, no_div,
+                                     nc.threads(x.size))
     else:
-        # Regular grid: the padded-plane kernel (no per-window bounds, vectorized bands).
-        pads = nc.resolve_pads(x.shape[2:], attrs["kernel"], attrs["strides"], (1, 1),
-                               attrs["pads"], attrs["padding_mode"])
-        _pool_k.max_forward_regular(x, y, *attrs["kernel"], *attrs["strides"], pads[0],
-                                    pads[1], nc.threads(x.size))
+        _pool_k.max_forward(_as5(x), _as5(y), None, windows, steps, nc.threads(x.size))
     return y
 
 
@@ -173,9 +155,13 @@ def _max_grad_infer(metas, **attrs):
 
 def _max_grad_compute(arrays, **attrs):
     x, dy = nc.c_array(arrays[0]), nc.c_array(arrays[1])
-    hs, he, ws, we, _, _ = _tables(x.shape[2:], attrs, x.dtype)
+    windows, steps, _, key = _tables(x.shape[2:], attrs, x.dtype)
     dx = np.empty_like(x)
-    _pool_k.max_backward(x, dy, dx, hs, he, ws, we, nc.threads(x.size))
+    if _regular(attrs):
+        _pool_k.max_backward_regular(x, dy, dx, *_geometry(key), nc.threads(x.size))
+    else:
+        _pool_k.max_backward(_as5(x), _as5(dy), _as5(dx), windows, steps,
+                             nc.threads(x.size))
     return dx
 
 
@@ -195,17 +181,15 @@ def _avg_infer(metas, **attrs):
 
 def _avg_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
-    hs, he, ws, we, dh, dw = _tables(x.shape[2:], attrs, x.dtype)
-    y = np.empty(x.shape[:2] + (len(hs), len(ws)), x.dtype)
-    if attrs["global_pool"] or attrs["output_size"] is not None:
-        _pool_k.avg_forward(x, y, hs, he, ws, we, dh, dw, nc.threads(x.size))
+    windows, steps, divs, key = _tables(x.shape[2:], attrs, x.dtype)
+    y = np.empty(x.shape[:2] + (windows[1].shape[1], windows[2].shape[1]), x.dtype)
+    if _regular(attrs):
+        # Regular grid: padded-row kernel (taps in the padding add zeros; the divisor
+        # tables say what each window counts).
+        _pool_k.pool_forward_regular(x, y, False, *_geometry(key), divs[1], divs[2],
+                                     nc.threads(x.size))
     else:
-        # Regular grid: padded-plane kernel (windows past the padding add zeros, and the
-        # divisor tables say what each window counts).
-        pads = nc.resolve_pads(x.shape[2:], attrs["kernel"], attrs["strides"], (1, 1),
-                               attrs["pads"], attrs["padding_mode"])
-        _pool_k.avg_forward_regular(x, y, *attrs["kernel"], *attrs["strides"], pads[0],
-                                    pads[1], dh, dw, nc.threads(x.size))
+        _pool_k.avg_forward(_as5(x), _as5(y), windows, steps, divs, nc.threads(x.size))
     return y
 
 
@@ -232,9 +216,9 @@ def _avg_grad_infer(metas, input_hw, **attrs):
 
 def _avg_grad_compute(arrays, input_hw, **attrs):
     dy = nc.c_array(arrays[0])
-    hs, he, ws, we, dh, dw = _tables(input_hw, attrs, dy.dtype)
+    windows, steps, divs, _ = _tables(tuple(input_hw), attrs, dy.dtype)
     dx = np.empty(dy.shape[:2] + tuple(input_hw), dy.dtype)
-    _pool_k.avg_backward(dy, dx, hs, he, ws, we, dh, dw, nc.threads(dx.size))
+    _pool_k.avg_backward(_as5(dy), _as5(dx), windows, steps, divs, nc.threads(dx.size))
     return dx
 
 
@@ -250,7 +234,7 @@ register(OpDef("avg_pool_grad", _avg_grad_infer, _avg_grad_compute, _avg_grad_gr
 # public functions
 
 
-def _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode):
+def _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode, dilation=(1, 1)):
     mode = nc.padding_mode_value(padding_mode)
     pads = nc.mnn_pads(pads, "pads")
     if mode == Padding_Mode.SAME and any(pads):
@@ -258,7 +242,7 @@ def _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode):
                       "own padding: pass one or the other")
     return dict(kernel=nc.mnn_pair(kernel, "kernel"), strides=nc.mnn_pair(stride, "stride"),
                 pads=pads, padding_mode=mode, ceil_mode=bool(ceil_mode), global_pool=False,
-                output_size=None)
+                output_size=None, dilations=nc.mnn_pair(dilation, "dilation"))
 
 
 _GLOBAL = dict(kernel=(1, 1), strides=(1, 1), pads=(0, 0, 0, 0),
@@ -267,7 +251,7 @@ _GLOBAL = dict(kernel=(1, 1), strides=(1, 1), pads=(0, 0, 0, 0),
 
 
 def max_pool(x, kernel, stride=(1, 1), padding_mode=Padding_Mode.VALID, pads=(0, 0),
-             ceil_mode=False):
+             ceil_mode=False, dilation=(1, 1)):
     """2-D max pooling of an NCHW input (MNN's ``max_pool``).
 
     Parameters
@@ -279,31 +263,34 @@ def max_pool(x, kernel, stride=(1, 1), padding_mode=Padding_Mode.VALID, pads=(0,
     padding_mode : Padding_Mode
         ``VALID``/``CAFFE``: explicit ``pads``; ``SAME``: output ``ceil(H / stride)``.
     pads : pair or four ints
-        ``(px, py)`` or ``(top, left, bottom, right)``; smaller than the kernel.
+        ``(px, py)`` or ``(top, left, bottom, right)``; smaller than the (dilated) kernel.
     ceil_mode : bool
         Round the output size up instead of down (torch/ONNX ``ceil_mode``).
+    dilation : pair of int
+        ``(x, y)`` spacing of the window taps (torch's/ONNX's ``dilation``).
 
     Returns
     -------
     Var
-        ``(N, C, OH, OW)``, ``OH = floor((H + pads - KH) / SH) + 1``.
+        ``(N, C, OH, OW)``, ``OH = floor((H + pads - (KH - 1) * DY - 1) / SH) + 1``.
     """
     x, nhwc = nc.as_nchw(to_var(x))
-    return nc.restore(apply("max_pool", [x], **_regular_attrs(kernel, stride, padding_mode,
-                                                             pads, ceil_mode))[0], nhwc)
+    attrs = _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode, dilation)
+    return nc.restore(apply("max_pool", [x], **attrs)[0], nhwc)
 
 
 def avg_pool(x, kernel, stride=(1, 1), padding_mode=Padding_Mode.VALID, pads=(0, 0),
-             ceil_mode=False, count_include_pad=True):
+             ceil_mode=False, count_include_pad=True, dilation=(1, 1)):
     """2-D average pooling of an NCHW input (MNN's ``avg_pool``).
 
     Parameters are those of :func:`max_pool`, plus:
 
     count_include_pad : bool
-        Divide by the window size including padded pixels (default, as torch and Caffe)
-        or only by the real pixels (ONNX's default).
+        Divide by the window's tap count including padded pixels (default, as torch and
+        Caffe) or only by the real pixels (ONNX's default). Taps past the end padding,
+        which ``ceil_mode`` can add, are never counted.
     """
-    attrs = _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode)
+    attrs = _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode, dilation)
     x, nhwc = nc.as_nchw(to_var(x))
     return nc.restore(apply("avg_pool", [x], count_include_pad=bool(count_include_pad),
                             **attrs)[0], nhwc)
@@ -344,22 +331,21 @@ def adaptive_avg_pool(x, output_size):
                             **_adaptive_attrs(output_size))[0], nhwc)
 
 
-def lp_pool(x, kernel, stride=(1, 1), p=2.0, padding_mode=Padding_Mode.VALID, pads=(0, 0)):
+def lp_pool(x, kernel, stride=(1, 1), p=2.0, padding_mode=Padding_Mode.VALID, pads=(0, 0),
+            ceil_mode=False, dilation=(1, 1)):
     """Lp pooling: ``(sum over the window of |x|^p) ^ (1/p)`` (ONNX ``LpPool``).
 
-    Arguments as :func:`max_pool` (no ceil mode: every window is a full kernel, so the
-    sum is the padded mean times the kernel size); padded pixels count as zeros.
+    Arguments as :func:`max_pool`; padded pixels count as zeros. In ceil mode the taps past
+    the end padding are left out of the sum (ONNX's rule; torch's ``lp_pool2d`` instead
+    rescales the partial window's mean by the full kernel size).
     """
-    from .elementwise import abs as _abs
-    from .elementwise import multiply
-    from .elementwise import pow as _pow
-
     x, nhwc = nc.as_nchw(to_var(x))
-    p = float(p)
-    if p <= 0:
-        raise OpError(f"lp_pool: p must be positive, got {p}")
-    attrs = _regular_attrs(kernel, stride, padding_mode, pads, False)
-    kh, kw = attrs["kernel"]
-    powered = _pow(_abs(x), p)
-    mean = apply("avg_pool", [powered], count_include_pad=True, **attrs)[0]
-    return nc.restore(_pow(multiply(mean, float(kh * kw)), 1.0 / p), nhwc)
+    attrs = _regular_attrs(kernel, stride, padding_mode, pads, ceil_mode, dilation)
+    if len(x.shape) != 4:
+        raise OpError(f"lp_pool: input must be 4-D NCHW, got shape {list(x.shape)}")
+    _check_attrs(attrs)
+    mean = apply("avg_pool", [pw.powered_abs(x, p, "lp_pool")], count_include_pad=True,
+                 **attrs)[0]
+    _, _, divs, _ = _tables(tuple(x.shape[2:]), dict(attrs, count_include_pad=True),
+                            x.dtype)
+    return nc.restore(pw.lp_root(mean, np.multiply.outer(divs[1], divs[2]), p), nhwc)
