@@ -192,6 +192,25 @@ def cast_like(ctx, x, target_type, saturate=1, round_mode="up"):
     return _cast_to(ctx, x, target_type.dtype)
 
 
+@onnx_op("BitCast", since=26)
+def bit_cast(ctx, input, to=None):
+    from .loader import ConvertError, onnx_dtype_to_numpy
+
+    if to is None:
+        raise ctx.error("attribute 'to' is required")
+    src = ctx.declared_dtype(ctx.node.input[0])
+    if src is None:
+        src = input.dtype
+    try:
+        dst = onnx_dtype_to_numpy(to)
+    except ConvertError as exc:
+        raise ctx.error(str(exc)) from None
+    try:
+        return F.bitcast(input, np.dtype(src).name, np.dtype(dst).name)
+    except ValueError as exc:
+        raise ctx.error(f"attribute 'to' ({np.dtype(dst).name}): {exc}") from None
+
+
 @onnx_op("MatMul", since=1)
 def matmul(ctx, a, b):
     return F.matmul(a, b)

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
                rnn,
                selection,
                sequence,
+               signal,
                spatial,
                tensor,
 )

@@ -204,6 +204,36 @@ def cum_sum(ctx, x, axis, exclusive=0, reverse=0):
     return F.cumsum(x, a, bool(exclusive), bool(reverse))
 
 
+@onnx_op("CumProd", since=26)
+def cum_prod(ctx, x, axis, exclusive=0, reverse=0):
+    """Running products; ``reverse`` runs from the end, ``exclusive`` shifts by one (the
+    first product is 1)."""
+    a = int(np.asarray(ctx.require_value(axis, "axis")).reshape(-1)[0])
+    shape = ctx.known_shape(x)
+    if shape is None:
+        raise ctx.static_needed("the shape of the input must be known")
+    if not -len(shape) <= a < len(shape):
+        raise ctx.error(f"axis {a} is out of range for rank {len(shape)}")
+    a %= len(shape)
+    if reverse:
+        x = _flip(x, a)
+    y = F.cumprod(x, a)
+    if exclusive and shape[a]:
+        ones_shape = list(shape)
+        ones_shape[a] = 1
+        head = F.const(np.ones(ones_shape, dtype=x.dtype))
+        key = (slice(None),) * a + (slice(0, shape[a] - 1),)
+        y = F.concat([head, y[key]], a)
+    return _flip(y, a) if reverse else y
+
+
+def _flip(x, axis):
+    big = np.iinfo(np.int64).max
+    return F.onnx_slice(x, F.const(np.array([-1], np.int64)),
+                        F.const(np.array([-big], np.int64)),
+                        F.const(np.array([axis], np.int64)), F.const(np.array([-1], np.int64)))
+
+
 @onnx_op("Einsum", since=12)
 def einsum(ctx, *inputs, equation=None):
     if equation is None:

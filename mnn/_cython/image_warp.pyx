@@ -18,6 +18,45 @@ from libc.math cimport lrint, floor, isnan, nearbyintf
 
 ctypedef unsigned char uchar
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #ifdef __SSE4_1__
+    #include <smmintrin.h>
+    #endif
+    /* Bilinear 3-channel uint8 pixel as one 4-lane float vector, the same arithmetic as
+       the scalar _lerp_px: it reads 4 bytes at p0, p0 + 3, p0 + stride, p0 + stride + 3
+       and writes 4 bytes at d (the fourth byte belongs to the next pixel, written after).
+       Returns 0 without SSE4.1 so the caller takes the scalar path. */
+    static inline int mnn_lerp3_u8(const unsigned char* p0, unsigned char* d, long stride,
+                                   float ax, float ay) {
+    #ifdef __SSE4_1__
+        int a, b, c, e;
+        memcpy(&a, p0, 4);
+        memcpy(&b, p0 + 3, 4);
+        memcpy(&c, p0 + stride, 4);
+        memcpy(&e, p0 + stride + 3, 4);
+        __m128 f00 = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(a)));
+        __m128 f01 = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(b)));
+        __m128 f10 = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(c)));
+        __m128 f11 = _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(e)));
+        __m128 vx = _mm_set1_ps(ax);
+        __m128 t0 = _mm_add_ps(f00, _mm_mul_ps(vx, _mm_sub_ps(f01, f00)));
+        __m128 t1 = _mm_add_ps(f10, _mm_mul_ps(vx, _mm_sub_ps(f11, f10)));
+        t0 = _mm_add_ps(t0, _mm_mul_ps(_mm_set1_ps(ay), _mm_sub_ps(t1, t0)));
+        /* Truncation of t + 0.5 as the scalar path; t lies in [0, 255]. */
+        __m128i v = _mm_cvttps_epi32(_mm_add_ps(t0, _mm_set1_ps(0.5f)));
+        v = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
+        int word = _mm_cvtsi128_si32(v);
+        memcpy(d, &word, 4);
+        return 1;
+    #else
+        return 0;
+    #endif
+    }
+    """
+    int mnn_lerp3_u8(const uchar* p0, uchar* d, long stride, float ax, float ay) nogil
+
 ctypedef fused pix_t:
     uchar
     unsigned short
@@ -446,6 +485,14 @@ cdef inline void _lerp_row(const uchar* s, uchar* d, const int* ixs, const int* 
         sx = ixs[x]
         sy = iys[x]
         if sx >= 0 and sy >= 0 and sx + 1 < w and sy + 1 < h:
+            # The vector pixel reads one byte past its cell and writes one past the pixel:
+            # both stay inside unless the cell ends the image or the pixel ends the row,
+            # and the byte written past is rewritten by the next pixel unless the border
+            # is transparent (a pixel outside then keeps the destination's value).
+            if (cn == 3 and x + 1 < dw and (sx + 2 < w or sy + 2 < h)
+                    and border != BORDER_TRANSPARENT):
+                if mnn_lerp3_u8(s + sy * stride + sx * 3, d + x * 3, stride, axs[x], ays[x]):
+                    continue
             _lerp_px(s + sy * stride + sx * cn, d + x * cn, cn, stride, axs[x], ays[x])
         else:
             _linear_border_u8(s, d + x * cn, w, h, cn, sx, sy, axs[x], ays[x], border, bv)

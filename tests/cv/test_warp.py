@@ -35,6 +35,20 @@ def test_warps_match_cv2(photo, func, mat, flags, border, dtype):
     _compare(ours, theirs, dtype)
 
 
+@pytest.mark.parametrize("border", [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE,
+                                    cv2.BORDER_TRANSPARENT])
+@pytest.mark.parametrize("shift", [0.0, 0.3, 0.999])
+def test_warp_affine_cells_at_image_end(photo, border, shift):
+    # A shift of under one pixel puts 2x2 cells on the last row and column, and the output
+    # row ends there: the 3-channel bilinear path must keep its reads and writes inside.
+    src = np.ascontiguousarray(photo[:40, :50])
+    mat = np.float64([[1, 0, shift], [0, 1, shift]])
+    init = np.full((40, 50, 3), 7, np.uint8)
+    kwargs = dict(flags=cv2.INTER_LINEAR, borderMode=border, borderValue=(10, 20, 30))
+    assert_close_u8(cv.warpAffine(src, mat, (50, 40), dst=init.copy(), **kwargs),
+                    cv2.warpAffine(src, mat, (50, 40), dst=init.copy(), **kwargs))
+
+
 def test_warp_gray_and_var(gray):
     ours = cv.warpAffine(F.const(gray), _ROT, (90, 80))
     assert isinstance(ours, F.Var)
