@@ -437,11 +437,11 @@ def _scan(ctx, body, states, scans, in_axes, in_dirs, scan_output_axes,
 
 def _element(x, i):
     """``x[i]`` along axis 0 for an int or a scalar int64 Var ``i`` (x's shape known)."""
-    if isinstance(i, int):
-        start, end = F.const(np.array([i], np.int64)), F.const(np.array([i + 1], np.int64))
-    else:
-        start = F.reshape(i, [1])
-        end = F.add(start, F.const(np.array([1], np.int64)))
+    if not isinstance(i, int):
+        # A gather at a run-time index keeps the element's shape static (a slice at an
+        # unknown start would not), so the body converts to ops a .mnn file can hold.
+        return F.gather(x, i, 0)
+    start, end = F.const(np.array([i], np.int64)), F.const(np.array([i + 1], np.int64))
     piece = F.onnx_slice(x, start, end, F.const(np.array([0], np.int64)))
     shape = x.expr.metas[x.index].shape
     return F.onnx_reshape(piece, F.const(np.array(shape[1:], np.int64)))

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..express import graph as _graph
 from ..express.errors import MnnError, OpError
-from . import map_control, map_math, map_nn, map_rnn, map_shape, map_tensor  # noqa: F401
+from . import (map_control, map_linalg, map_math, map_nn, map_rnn, map_sample,  # noqa: F401
+               map_scatter, map_shape, map_tensor)
 from .deferred import DECODE_ERRORS, DeferredDecode
 from .errors import ModelFileError
 from .external import ExternalWeights

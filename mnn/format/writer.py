@@ -15,7 +15,8 @@ from .. import _version
 from ..express import graph as _graph
 from ..express.errors import MnnError
 from ..express.var import Var
-from . import map_control, map_math, map_nn, map_shape, map_tensor  # noqa: F401
+from . import (map_control, map_linalg, map_math, map_nn, map_sample,  # noqa: F401
+               map_scatter, map_shape, map_tensor)
 from .errors import ModelFileError
 from .external import ExternalWriter
 from .flat import encode
@@ -129,6 +130,19 @@ class EncodeContext:
         self.subgraph(sub)
         _, ins, outs = self.root.subgraph_done[id(sub)]
         return ins if which == "inputs" else outs
+
+    def encode_as(self, expr, results):
+        """Write ``expr`` as the express ops computing ``results`` (Vars built on its
+        inputs, one per output): for ops MNN has no op of their own (einsum ...)."""
+        named = []
+        for var, result in zip(expr.outputs, results):
+            key = (var.expr.id, var.index)
+            self.preferred.setdefault((result.expr.id, result.index),
+                                      self.preferred.get(key, var.name))
+            named.append((None, result))
+        _encode_graph(self, named)
+        for var, result in zip(expr.outputs, results):
+            self.index[(var.expr.id, var.index)] = self.tensor(result)
 
     def fail(self, expr, message):
         raise ModelFileError(
