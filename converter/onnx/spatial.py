@@ -122,16 +122,28 @@ def space_to_depth(ctx, input, blocksize=None, mode="DCR"):
     return F.reshape(x, [n, c * b * b, h // b, w // b])
 
 
-def _resize_sizes(ctx, X, scales, sizes, axes):
+def _resize_sizes(ctx, X, scales, sizes, axes, policy="stretch"):
+    """Input shape, output shape and per-axis scales (None when sizes drive the
+    coordinates) of a Resize, with ONNX's keep_aspect_ratio_policy applied to sizes."""
     shape = _shape(ctx, X)
     rank = len(shape)
     axes = list(range(rank)) if axes is None else [a % rank for a in axes]
     full_scales = [1.0] * rank
     out = list(shape)
     if sizes is not None:
-        for a, s in zip(axes, sizes):
-            out[a] = int(s)
-        full_scales = None
+        if policy == "stretch":
+            for a, s in zip(axes, sizes):
+                out[a] = int(s)
+            return shape, out, None
+        if policy not in ("not_larger", "not_smaller"):
+            raise ctx.error(f"keep_aspect_ratio_policy must be stretch, not_larger or "
+                            f"not_smaller, got {policy!r}")
+        # One scale for every listed axis; sizes rounded half up from it.
+        ratios = [int(s) / shape[a] for a, s in zip(axes, sizes)]
+        scale = min(ratios) if policy == "not_larger" else max(ratios)
+        for a in axes:
+            full_scales[a] = scale
+            out[a] = int(scale * shape[a] + 0.5)
     elif scales is not None:
         for a, s in zip(axes, scales):
             full_scales[a] = float(s)
@@ -139,6 +151,22 @@ def _resize_sizes(ctx, X, scales, sizes, axes):
     else:
         raise ctx.error("needs scales or sizes")
     return shape, out, full_scales
+
+
+def _resize_roi(ctx, roi, rank, axes):
+    """tf_crop_and_resize's window as ``(h0, w0, h1, w1)``; the other axes must keep
+    the whole range."""
+    r = np.asarray(ctx.require_value(roi, "roi"), dtype=np.float64).reshape(-1)
+    axes = list(range(rank)) if axes is None else [a % rank for a in axes]
+    if r.size != 2 * len(axes):
+        raise ctx.error(f"roi has {r.size} values; {2 * len(axes)} expected (starts and "
+                        f"ends of axes {axes})")
+    starts, ends = [0.0] * rank, [1.0] * rank
+    for i, a in enumerate(axes):
+        starts[a], ends[a] = float(r[i]), float(r[i + len(axes)])
+    if any((starts[a], ends[a]) != (0.0, 1.0) for a in range(rank - 2)):
+        raise ctx.error(f"roi {r.tolist()} crops an axis other than the last two")
+    return (starts[-2], starts[-1], ends[-2], ends[-1])
 
 
 @onnx_op("Resize", since=10)
@@ -156,24 +184,24 @@ def resize(ctx, X, roi=None, scales=None, sizes=None, antialias=0, axes=None,
         sc = None
     if sz is not None and sz.size == 0:
         sz = None
-    if antialias:
-        raise ctx.error("antialias is not supported")
-    if keep_aspect_ratio_policy != "stretch" and sz is not None:
-        raise ctx.error(f"keep_aspect_ratio_policy {keep_aspect_ratio_policy!r} is not "
-                        "supported")
-    if coordinate_transformation_mode == "tf_crop_and_resize":
-        raise ctx.error("coordinate_transformation_mode tf_crop_and_resize is not supported")
     shape, out, full_scales = _resize_sizes(ctx, X, None if sc is None else list(sc),
-                                            None if sz is None else ints(sz), axes)
+                                            None if sz is None else ints(sz), axes,
+                                            keep_aspect_ratio_policy)
     if len(shape) < 2 or out[:-2] != shape[:-2]:
         raise ctx.error(f"only the last two axes can be resized ({shape} -> {out})")
+    box = None
+    if coordinate_transformation_mode == "tf_crop_and_resize":
+        if roi is None:
+            raise ctx.error("tf_crop_and_resize needs the roi input")
+        box = _resize_roi(ctx, roi, len(shape), axes)
     x = X
     if len(shape) == 2 or len(shape) == 3:
         lead = [1] * (4 - len(shape))
         x = F.reshape(X, lead + shape)
     scales_hw = None if full_scales is None else tuple(full_scales[-2:])
     y = F.interpolate(x, tuple(out[-2:]), scales_hw, mode, coordinate_transformation_mode,
-                      nearest_mode, cubic_coeff_a, bool(exclude_outside))
+                      nearest_mode, cubic_coeff_a, bool(exclude_outside), bool(antialias),
+                      box, float(extrapolation_value))
     return F.reshape(y, out) if x is not X else y
 
 

@@ -558,6 +558,9 @@ def _encode_resize(ctx, expr):
     a = expr.attrs
     if a.get("exclude_outside"):
         ctx.fail(expr, "exclude_outside has no MNN Interp equivalent")
+    if a.get("antialias") or a["coord"] not in _CTM_CODES:
+        ctx.fail(expr, f"coordinate mode {a['coord']!r} / antialias has no MNN Interp "
+                 "equivalent")
     mode, nearest = a["mode"], a["nearest_mode"]
     if mode == "nearest":
         codes = {"floor": 1, "round_prefer_floor": 4}

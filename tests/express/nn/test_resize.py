@@ -96,6 +96,8 @@ def test_interpolate_errors():
     with pytest.raises(F.OpError, match="mode"):
         F.interpolate(x, (2, 2), mode="area")
     with pytest.raises(F.OpError, match="coordinate"):
+        F.interpolate(x, (2, 2), coordinate_transformation_mode="tf_half_pixel_for_nn")
+    with pytest.raises(F.OpError, match="roi"):
         F.interpolate(x, (2, 2), coordinate_transformation_mode="tf_crop_and_resize")
     with pytest.raises(F.OpError, match="output_size or scales"):
         F.interpolate(x)
