@@ -60,6 +60,8 @@ _NP_OF_ONNX = {
     onnx.TensorProto.INT16: np.int16, onnx.TensorProto.UINT16: np.uint16,
     onnx.TensorProto.UINT32: np.uint32, onnx.TensorProto.UINT64: np.uint64,
     onnx.TensorProto.BFLOAT16: ml_dtypes.bfloat16,
+    onnx.TensorProto.INT4: ml_dtypes.int4, onnx.TensorProto.UINT4: ml_dtypes.uint4,
+    onnx.TensorProto.INT2: ml_dtypes.int2, onnx.TensorProto.UINT2: ml_dtypes.uint2,
 }
 
 # Types Vars cannot hold, stored in a wider one (values kept exactly). Casts to them go
@@ -72,6 +74,10 @@ _STORAGE = {
     np.dtype(np.uint16): np.dtype(np.int32),
     np.dtype(np.uint32): np.dtype(np.int64),
     np.dtype(np.uint64): np.dtype(np.int64),
+    np.dtype(ml_dtypes.int4): np.dtype(np.int8),
+    np.dtype(ml_dtypes.int2): np.dtype(np.int8),
+    np.dtype(ml_dtypes.uint4): np.dtype(np.uint8),
+    np.dtype(ml_dtypes.uint2): np.dtype(np.uint8),
 }
 
 

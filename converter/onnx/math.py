@@ -161,8 +161,12 @@ def _cast_to(ctx, x, dtype):
     except TypeError:
         raise ctx.error(f"cannot cast to {np.dtype(dtype)}, which mnn cannot hold") from None
     # Floats to ints truncate toward zero (C), as numpy's astype does.
-    out = F.cast(x, store)
     narrow = narrow_name(dtype)
+    if narrow in ("int4", "uint4", "int2", "uint2"):
+        # Truncate in a wide int, wrap to the narrow range, then store in (u)int8.
+        wide = x if x.dtype in (np.int32, np.int64) else F.cast(x, np.int32)
+        return F.cast(F.narrow_cast(wide, narrow), store)
+    out = F.cast(x, store)
     if narrow is not None:
         out = F.narrow_cast(out, narrow)
     return out

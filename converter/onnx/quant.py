@@ -1,6 +1,7 @@
 """ONNX quantisation and miscellaneous handlers: QuantizeLinear, DequantizeLinear,
 DynamicQuantizeLinear, Det, GlobalLpPool, Unique, RandomUniform(Like), and the unary op
 names MNN's converter also accepts (Erfc, Erfinv, Expm1, Log1p, ATan)."""
+import ml_dtypes
 import numpy as np
 
 import mnn.express as F
@@ -10,51 +11,90 @@ from mnn.express.ops.np_sorting import unique as np_unique
 from .common import onnx_type, same_dtype_const
 from .registry import onnx_op
 
-_RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127),
-           np.dtype(np.int32): (-2**31, 2**31 - 1)}
+def _int_range(dtype):
+    """(lowest, highest) value of an integer dtype (the 4- and 2-bit ones included)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" and dtype.name not in ("int4", "uint4", "int2", "uint2"):
+        return None
+    info = ml_dtypes.iinfo(dtype) if dtype.kind not in "iu" else np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
-def _per_axis(ctx, v, x, axis):
-    """A 1-d scale/zero point reshaped to broadcast along ``axis`` of ``x``."""
+def _per_axis(ctx, v, x, axis, block_size=0):
+    """A scale/zero point brought to broadcast against ``x``: a 1-d one along ``axis``,
+    a blocked one (``block_size`` > 0, same rank as ``x``) repeated over each block."""
     shape = ctx.known_shape(v)
-    if shape is None or len(shape) == 0 or (len(shape) == 1 and shape[0] == 1):
+    if shape is None or len(shape) == 0 or (len(shape) == 1 and shape[0] == 1 and
+                                            not block_size):
         return v
-    rank = len(ctx.known_shape(x))
+    xs = ctx.known_shape(x)
+    if xs is None:
+        raise ctx.static_needed("the input's shape must be known")
+    rank = len(xs)
     axis = axis % rank
+    if block_size:
+        if len(shape) != rank or -(-xs[axis] // block_size) != shape[axis]:
+            raise ctx.error(f"a blocked scale/zero point must have shape {xs} with axis "
+                            f"{axis} of {-(-xs[axis] // block_size)}, got {shape}")
+        index = np.arange(xs[axis], dtype=np.int64) // int(block_size)
+        return F.gather(v, F.const(index), axis)
     return F.reshape(v, [-1 if i == axis else 1 for i in range(rank)])
+
+
+def _declared(ctx, position, fallback):
+    """The model's declared dtype of input ``position`` (narrow types included)."""
+    names = ctx.node.input
+    if position < len(names) and names[position]:
+        dtype = ctx.declared_dtype(names[position])
+        if dtype is not None:
+            return np.dtype(dtype)
+    return fallback
 
 
 @onnx_op("QuantizeLinear", since=10)
 def quantize_linear(ctx, x, y_scale, y_zero_point=None, axis=1, block_size=0,
                     output_dtype=0, saturate=1, precision=0):
-    if block_size:
-        raise ctx.error("blocked quantisation is not supported")
+    from .loader import ConvertError, onnx_dtype_to_numpy, storage_dtype
+
+    if block_size < 0:
+        raise ctx.error(f"attribute 'block_size' must not be negative, got {block_size}")
     if y_zero_point is not None:
-        out_dtype = y_zero_point.dtype
+        out_dtype = _declared(ctx, 2, y_zero_point.dtype)
     elif output_dtype:
-        out_dtype = onnx_type(ctx, output_dtype)
+        try:
+            out_dtype = np.dtype(onnx_dtype_to_numpy(output_dtype))
+        except ConvertError as exc:
+            raise ctx.error(str(exc)) from None
     else:
         out_dtype = np.dtype(np.uint8)
-    if out_dtype not in _RANGES:
-        raise ctx.error(f"quantising to {out_dtype} is not supported")
-    lo, hi = _RANGES[out_dtype]
-    scale = _per_axis(ctx, y_scale, x, axis)
-    q = F.round(F.divide(x, F.cast(scale, x.dtype)))  # round half to even, as ONNX
+    limits = _int_range(out_dtype)
+    if limits is None or limits[1] > 2**31:
+        raise ctx.error(f"attribute 'output_dtype': quantising to {out_dtype} is not "
+                        "supported (integer types up to 32 bits are)")
+    lo, hi = limits
+    # float32 holds every 8/16-bit integer exactly, not every int32: clamp those in float64.
+    wide = x.dtype == np.float64 or hi > 2**24
+    work = np.dtype(np.float64) if wide else np.dtype(np.float32)
+    xw = F.cast(x, work)
+    scale = _per_axis(ctx, y_scale, x, axis, block_size)
+    q = F.round(F.divide(xw, F.cast(scale, work)))  # round half to even, as ONNX
     if y_zero_point is not None:
-        q = F.add(q, F.cast(_per_axis(ctx, y_zero_point, x, axis), x.dtype))
+        zp = _per_axis(ctx, y_zero_point, x, axis, block_size)
+        q = F.add(q, F.cast(zp, work))
     q = F.minimum(F.maximum(q, same_dtype_const(lo, q)), same_dtype_const(hi, q))
-    return F.cast(q, out_dtype)
+    return F.cast(F.cast(q, np.int64), storage_dtype(out_dtype))
 
 
 @onnx_op("DequantizeLinear", since=10)
 def dequantize_linear(ctx, x, x_scale, x_zero_point=None, axis=1, block_size=0,
                       output_dtype=0):
-    if block_size:
-        raise ctx.error("blocked quantisation is not supported")
-    scale = _per_axis(ctx, x_scale, x, axis)
+    if block_size < 0:
+        raise ctx.error(f"attribute 'block_size' must not be negative, got {block_size}")
+    scale = _per_axis(ctx, x_scale, x, axis, block_size)
     v = F.cast(x, np.int64)
     if x_zero_point is not None:
-        v = F.subtract(v, F.cast(_per_axis(ctx, x_zero_point, x, axis), np.int64))
+        zp = _per_axis(ctx, x_zero_point, x, axis, block_size)
+        v = F.subtract(v, F.cast(zp, np.int64))
     return F.multiply(F.cast(v, scale.dtype), scale)
 
 

@@ -80,7 +80,9 @@ def _split_ref(x, split=None, axis=0, keepdims=True):
 
 
 def _narrow_ref(x, dtype):
-    narrow = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    narrow = {"bfloat16": ml_dtypes.bfloat16, "int4": ml_dtypes.int4,
+              "uint4": ml_dtypes.uint4, "int2": ml_dtypes.int2,
+              "uint2": ml_dtypes.uint2}.get(dtype, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return x.astype(narrow).astype(x.dtype)
 
@@ -156,6 +158,10 @@ SAMPLES = {
         Sample([np.array([-1, 2 ** 33 + 7, 3], np.int64)], {"dtype": "uint32"}, _narrow_ref),
         Sample([np.array([-1, 5], np.int64)], {"dtype": "uint64"}, _narrow_ref),
         Sample([np.array(2.5, np.float32)], {"dtype": "float16"}, _narrow_ref, note="scalar"),
+        Sample([np.arange(-20, 20, dtype=np.int32)], {"dtype": "int4"}, _narrow_ref),
+        Sample([np.arange(-20, 20, dtype=np.int64)], {"dtype": "uint4"}, _narrow_ref),
+        Sample([np.arange(-6, 6, dtype=np.int8)], {"dtype": "int2"}, _narrow_ref),
+        Sample([np.arange(0, 255, 7, dtype=np.uint8)], {"dtype": "uint2"}, _narrow_ref),
     ],
 }
 

@@ -11,7 +11,9 @@ ties to even; NaN stays NaN, overflow goes to infinity) and wraps integers modul
 - float16: numpy's own float16 conversion.
 - bfloat16 (no numpy type): the upper 16 bits of the float32 pattern, rounded to nearest
   even on the lower 16 (so ``narrow_cast`` needs no extra package).
-- int16 / uint16 / uint32 / uint64: wrap-around, as C casts between integer widths do.
+- int16 / uint16 / uint32 / uint64 and the sub-byte int4 / uint4 / int2 / uint2:
+  wrap-around modulo ``2**bits``, as C casts between integer widths do (and as ONNX
+  casts to the 4- and 2-bit types do).
 
 Gradient: identity for the float forms (straight through, as for a cast), none for ints.
 """
@@ -32,7 +34,14 @@ NARROW_TYPES = {
     "uint16": ("i",),
     "uint32": ("i",),
     "uint64": ("i",),
+    "int4": ("i", "u"),
+    "uint4": ("i", "u"),
+    "int2": ("i", "u"),
+    "uint2": ("i", "u"),
 }
+
+# Sub-byte types numpy has no dtype for: (bits, signed).
+_SUBBYTE = {"int4": (4, True), "uint4": (4, False), "int2": (2, True), "uint2": (2, False)}
 
 
 def _infer(metas, dtype):
@@ -41,9 +50,10 @@ def _infer(metas, dtype):
         raise OpError(f"narrow_cast: dtype must be one of {sorted(NARROW_TYPES)}, got "
                       f"{dtype!r}")
     if x.dtype is not None and x.dtype.kind not in NARROW_TYPES[dtype]:
+        kinds = {"f": "float", "i": "signed int", "u": "unsigned int"}
         raise OpError(f"narrow_cast: {dtype} values are stored in a "
-                      f"{'float' if NARROW_TYPES[dtype] == ('f',) else 'signed int'} "
-                      f"tensor, got {x.dtype}")
+                      f"{' or '.join(kinds[k] for k in NARROW_TYPES[dtype])} tensor, got "
+                      f"{x.dtype}")
     return [(x.shape, x.dtype)]
 
 
@@ -64,11 +74,17 @@ def _compute(arrays, dtype):
             return x.astype(np.float16).astype(x.dtype)
         if dtype == "bfloat16":
             return _bfloat16_round(x)
+        if dtype in _SUBBYTE:
+            bits, signed = _SUBBYTE[dtype]
+            span = 1 << bits
+            wide = x.astype(np.int64)
+            low = -(span // 2) if signed else 0
+            return ((wide - low) % span + low).astype(x.dtype)
         return x.astype(np.dtype(dtype)).astype(x.dtype)
 
 
 def _grad(inputs, outputs, grads, dtype):
-    return [grads[0] if NARROW_TYPES[dtype] == ("f",) else None]
+    return [grads[0] if NARROW_TYPES[dtype] == ("f",) else None]  # ints: no gradient
 
 
 register(OpDef("narrow_cast", _infer, _compute, _grad))
@@ -82,7 +98,8 @@ def narrow_cast(x, dtype):
     x : Var or array_like
         float32/float64 for ``float16``/``bfloat16``; int32/int64 for the integer types.
     dtype : str
-        One of ``float16``, ``bfloat16``, ``int16``, ``uint16``, ``uint32``, ``uint64``.
+        One of ``float16``, ``bfloat16``, ``int16``, ``uint16``, ``uint32``, ``uint64``,
+        ``int4``, ``uint4``, ``int2``, ``uint2``.
 
     Returns
     -------
