@@ -5,9 +5,11 @@ lazy graphs themselves (and can be differentiated again). An op on the path with
 rule raises, naming it: MNN silently skips such ops; a silently missing gradient is a
 training bug nobody finds.
 """
+import numpy as np
+
 from .errors import OpError
 from .graph import topological_order
-from .var import Var, to_var
+from .var import Var, const, to_var
 
 __all__ = ["grad"]
 
@@ -59,7 +61,7 @@ def grad(outputs, wrt, output_grads=None):
             if out.size != 1:
                 raise OpError(f"grad: output {out.name} has shape {out.shape}; pass its "
                               "gradient in output_grads")
-            g = ones_like(out)
+            g = _ones_for(out, ones_like)
         add((out.expr.id, out.index), to_var(g))
 
     exprs, reaches = _path_exprs(outputs, wrt)
@@ -90,6 +92,15 @@ def grad(outputs, wrt, output_grads=None):
         # No path from the outputs: the gradient is zero (built only in that case).
         result.append(g if g is not None else zeros_like(v))
     return result
+
+
+def _ones_for(out, ones_like):
+    # A constant when the shape is known: the gradient ops that only reshape and
+    # broadcast it are then constant too, and compiled plans fold them once.
+    meta = out.expr.metas[out.index]
+    if meta.shape is None or meta.dtype is None:
+        return ones_like(out)
+    return const(np.ones(meta.shape, meta.dtype))
 
 
 def _is_float(v):
