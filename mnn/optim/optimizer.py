@@ -209,18 +209,28 @@ class Optimizer:
             if p.expr.op is not None:
                 p.fix_as_const()
         self._step += 1
-        for p, g in zip(params, grads):
-            value = p.expr.values[0]
-            g = self._regularize(value, g.astype(value.dtype, copy=False))
+        values = [p.expr.values[0] for p in params]
+        states = []
+        for p in params:
             entry = self._state.get(id(p))
             if entry is None or entry[0] is not p:
                 entry = (p, {})
                 self._state[id(p)] = entry
-            new = self._update(value, g, entry[1])
+            states.append(entry[1])
+        for p, value, new in zip(params, values, self._update_all(values, grads, states)):
             if new.dtype != value.dtype:
                 new = new.astype(value.dtype)
             p.expr.set_source_value(new)
         return True
+
+    def _update_all(self, values, grads, states):
+        """New values of every parameter (each regularised and updated in turn);
+        optimizers with a fused kernel override it."""
+        out = []
+        for value, g, state in zip(values, grads, states):
+            g = self._regularize(value, g.astype(value.dtype, copy=False))
+            out.append(self._update(value, g, state))
+        return out
 
     def _evaluate(self, loss, params, all_params):
         """The gradients of ``loss``, the module state updates that belong to it, and

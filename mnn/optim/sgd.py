@@ -1,9 +1,15 @@
 """SGD with momentum, MNN's formulation."""
 import numpy as np
 
+from .._cython import optim_update as _kernels
+from ..express.runtime import get_thread_number
 from .optimizer import L2, Optimizer
 
 __all__ = ["SGD"]
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Below this many elements one thread: waking another costs more than it saves.
+_PARALLEL_MIN = 1 << 16
 
 
 class SGD(Optimizer):
@@ -40,6 +46,40 @@ class SGD(Optimizer):
     @momentum.setter
     def momentum(self, value):
         self._momentum = float(value)
+
+    def _update_all(self, values, grads, states):
+        if self._weight_decay != 0.0 and self._reg != L2:
+            return super()._update_all(values, grads, states)  # L1 needs sign(p)
+        out = []
+        for value, g, state in zip(values, grads, states):
+            if value.dtype not in _KERNEL_DTYPES:
+                g = self._regularize(value, g.astype(value.dtype, copy=False))
+                out.append(self._update(value, g, state))
+                continue
+            out.append(self._fused(value, g, state))
+        return out
+
+    def _fused(self, value, grad, state):
+        # One pass per parameter: regularise, update the history in place, write the
+        # new value into a fresh array (the old one is read-only; readers may hold it).
+        flat = value.reshape(-1)
+        g = np.ascontiguousarray(grad, dtype=value.dtype).reshape(-1)
+        if g.shape != flat.shape:
+            raise RuntimeError(f"mnn internal error: gradient of {g.size} elements for a "
+                               f"parameter of {flat.size}")
+        v = state.get("v")
+        history = v is not None and self._momentum != 0.0
+        if v is None or v.dtype != value.dtype or v.size != flat.size:
+            v = np.empty_like(flat)
+            history = False
+        v = v.reshape(-1)
+        new = np.empty_like(value)
+        n = flat.size
+        threads = 1 if n < _PARALLEL_MIN else get_thread_number()
+        _kernels.sgd_momentum(np.ascontiguousarray(flat), g, v, new.reshape(-1), self._lr,
+                              self._momentum, self._weight_decay, history, threads)
+        state["v"] = v.reshape(value.shape)
+        return new
 
     def _update(self, value, grad, state):
         # In place where the arrays are ours (the history; the new value is a fresh
