@@ -62,6 +62,11 @@ _NP_OF_ONNX = {
     onnx.TensorProto.BFLOAT16: ml_dtypes.bfloat16,
     onnx.TensorProto.INT4: ml_dtypes.int4, onnx.TensorProto.UINT4: ml_dtypes.uint4,
     onnx.TensorProto.INT2: ml_dtypes.int2, onnx.TensorProto.UINT2: ml_dtypes.uint2,
+    onnx.TensorProto.FLOAT8E4M3FN: ml_dtypes.float8_e4m3fn,
+    onnx.TensorProto.FLOAT8E4M3FNUZ: ml_dtypes.float8_e4m3fnuz,
+    onnx.TensorProto.FLOAT8E5M2: ml_dtypes.float8_e5m2,
+    onnx.TensorProto.FLOAT8E5M2FNUZ: ml_dtypes.float8_e5m2fnuz,
+    onnx.TensorProto.FLOAT4E2M1: ml_dtypes.float4_e2m1fn,
 }
 
 # Types Vars cannot hold, stored in a wider one (values kept exactly). Casts to them go
@@ -78,6 +83,11 @@ _STORAGE = {
     np.dtype(ml_dtypes.int2): np.dtype(np.int8),
     np.dtype(ml_dtypes.uint4): np.dtype(np.uint8),
     np.dtype(ml_dtypes.uint2): np.dtype(np.uint8),
+    np.dtype(ml_dtypes.float8_e4m3fn): np.dtype(np.float32),
+    np.dtype(ml_dtypes.float8_e4m3fnuz): np.dtype(np.float32),
+    np.dtype(ml_dtypes.float8_e5m2): np.dtype(np.float32),
+    np.dtype(ml_dtypes.float8_e5m2fnuz): np.dtype(np.float32),
+    np.dtype(ml_dtypes.float4_e2m1fn): np.dtype(np.float32),
 }
 
 

@@ -151,7 +151,7 @@ def where(ctx, condition, x, y):
     return F.select(condition, x, y)
 
 
-def _cast_to(ctx, x, dtype):
+def _cast_to(ctx, x, dtype, saturate=1):
     """``x`` cast to numpy ``dtype``; types Vars store wider (float16, bfloat16, int16,
     uint16, uint32, uint64) keep only what the narrow type holds (``narrow_cast``)."""
     from .loader import narrow_name, storage_dtype
@@ -162,6 +162,11 @@ def _cast_to(ctx, x, dtype):
         raise ctx.error(f"cannot cast to {np.dtype(dtype)}, which mnn cannot hold") from None
     # Floats to ints truncate toward zero (C), as numpy's astype does.
     narrow = narrow_name(dtype)
+    if narrow in F.ops.onnx_narrow.MINIFLOATS:
+        # 8/4-bit floats: round in float32 (``saturate`` clamps out-of-range values).
+        if saturate not in (0, 1):
+            raise ctx.error(f"attribute 'saturate' must be 0 or 1, got {saturate}")
+        return F.minifloat_cast(F.cast(x, np.float32), narrow, bool(saturate))
     if narrow in ("int4", "uint4", "int2", "uint2"):
         # Truncate in a wide int, wrap to the narrow range, then store in (u)int8.
         wide = x if x.dtype in (np.int32, np.int64) else F.cast(x, np.int32)
@@ -182,7 +187,7 @@ def cast(ctx, x, to=None, saturate=1, round_mode="up"):
         dtype = onnx_dtype_to_numpy(to)
     except ConvertError as exc:
         raise ctx.error(str(exc)) from None
-    return _cast_to(ctx, x, dtype)
+    return _cast_to(ctx, x, dtype, saturate)
 
 
 @onnx_op("CastLike", since=15)
@@ -192,8 +197,8 @@ def cast_like(ctx, x, target_type, saturate=1, round_mode="up"):
         from .loader import storage_dtype
 
         if storage_dtype(declared) == target_type.dtype:
-            return _cast_to(ctx, x, declared)
-    return _cast_to(ctx, x, target_type.dtype)
+            return _cast_to(ctx, x, declared, saturate)
+    return _cast_to(ctx, x, target_type.dtype, saturate)
 
 
 @onnx_op("BitCast", since=26)

@@ -67,6 +67,16 @@ def quantize_linear(ctx, x, y_scale, y_zero_point=None, axis=1, block_size=0,
             raise ctx.error(str(exc)) from None
     else:
         out_dtype = np.dtype(np.uint8)
+    if out_dtype.name in F.ops.onnx_narrow.MINIFLOATS:
+        # 8/4-bit float quantisation: x / scale (+ zero point) rounded to the format.
+        if saturate not in (0, 1):
+            raise ctx.error(f"attribute 'saturate' must be 0 or 1, got {saturate}")
+        xw = F.cast(x, np.float32)
+        q = F.divide(xw, F.cast(_per_axis(ctx, y_scale, x, axis, block_size), np.float32))
+        if y_zero_point is not None:
+            zp = _per_axis(ctx, y_zero_point, x, axis, block_size)
+            q = F.add(q, F.cast(zp, np.float32))
+        return F.minifloat_cast(q, out_dtype.name, bool(saturate))
     limits = _int_range(out_dtype)
     if limits is None or limits[1] > 2**31:
         raise ctx.error(f"attribute 'output_dtype': quantising to {out_dtype} is not "
@@ -91,10 +101,12 @@ def dequantize_linear(ctx, x, x_scale, x_zero_point=None, axis=1, block_size=0,
     if block_size < 0:
         raise ctx.error(f"attribute 'block_size' must not be negative, got {block_size}")
     scale = _per_axis(ctx, x_scale, x, axis, block_size)
-    v = F.cast(x, np.int64)
+    # Integer codes subtract exactly in int64; 8/4-bit float codes are held as float32.
+    work = np.dtype(np.float32) if x.dtype.kind == "f" else np.dtype(np.int64)
+    v = F.cast(x, work)
     if x_zero_point is not None:
         zp = _per_axis(ctx, x_zero_point, x, axis, block_size)
-        v = F.subtract(v, F.cast(zp, np.int64))
+        v = F.subtract(v, F.cast(zp, work))
     return F.multiply(F.cast(v, scale.dtype), scale)
 
 

@@ -411,8 +411,15 @@ class ImageProcess:
             raise TypeError("mnn.cv.ImageProcess.convert: dst must be an mnn.Tensor or a "
                             "writable numpy array")
         shape = dst.shape if dst.ndim == 4 else (1,) + dst.shape
-        dst[...] = self._tensor_data(src, iw, ih, stride, shape, False, dst.dtype).reshape(
-            dst.shape)
+        if (dst.dtype == np.float32 and dst.flags.c_contiguous and len(shape) == 4
+                and not (isinstance(src, np.ndarray) and np.shares_memory(dst, src))):
+            # The fused path can write straight into a packed float32 NHWC array.
+            target = dst.reshape(shape[1:])
+        else:
+            target = None
+        result = self._tensor_data(src, iw, ih, stride, shape, False, dst.dtype, target)
+        if result is not target:
+            dst[...] = result.reshape(dst.shape)
         return None
 
     def _fused_channels(self, oc, dtype, ow, oh):
@@ -434,7 +441,9 @@ class ImageProcess:
                 chan[c] = src_order[3] if len(src_order) == 4 else -1
         return np.array(chan, dtype=np.intc)
 
-    def _tensor_data(self, src, iw, ih, stride, shape, nchw, dtype):
+    def _tensor_data(self, src, iw, ih, stride, shape, nchw, dtype, target=None):
+        # ``target``: an (H, W, C) float32 C-contiguous array the fused path may fill in
+        # place (then it is returned); any other path returns a new (1, ...) array.
         if len(shape) != 4 or shape[0] != 1:
             raise ValueError(f"mnn.cv.ImageProcess.convert: dst must be 1 x H x W x C "
                              f"(or 1 x C x H x W), got shape {shape}")
@@ -443,11 +452,13 @@ class ImageProcess:
         if fused is not None:
             # The usual preprocessing step in one pass: sample, reorder, normalise.
             rows, bpp, _ = self._source(src, iw, ih, stride)
-            out = np.empty((oc, oh, ow) if nchw else (oh, ow, oc), np.float32)
+            fill = target is not None and not nchw and target.shape == (oh, ow, oc)
+            out = target if fill else np.empty((oc, oh, ow) if nchw else (oh, ow, oc),
+                                               np.float32)
             m = np.ascontiguousarray(self._matrix._m.reshape(-1), dtype=np.float32)
             _k.sample_linear_norm(rows, int(iw), bpp, out, m, fused, self.mean, self.normal,
                                   int(nchw), threads(out.size * 4))
-            return out[np.newaxis]
+            return out if fill else out[np.newaxis]
         img = self._run(src, iw, ih, stride, ow, oh)
         cn = img.shape[2]
         if oc < cn:

@@ -65,6 +65,26 @@ def test_sampling_and_normalisation_match_wheel(sname, filt, wrap):
         assert (np.abs(ours - theirs) <= tol).all(), np.abs(ours - theirs).max()
 
 
+@pytest.mark.parametrize("sname", ["RGB", "BGR", "RGBA"])
+def test_fused_bilinear_into_numpy_dst_matches_wheel(sname):
+    # Preprocessing into a packed float32 NHWC numpy array (filled in place) with a
+    # matrix reaching the image's last row and column, where a 3-byte pixel cannot be
+    # read as one 4-byte vector.
+    sf = _PLAIN[sname]
+    src = np.ascontiguousarray(_IMG4[..., :_BPP[sf]])
+    cfg = {"sourceFormat": sf, "destFormat": _PLAIN["RGB"], "filterType": 1,
+           "mean": _MEAN, "normal": _NORMAL}
+    mat = ("setScale", 131 / 45, 97 / 33)
+    theirs = _real(cfg, mat, src, (1, 40, 50, 3), MNN.Tensor_DimensionType_Tensorflow)
+    p = cv.ImageProcess(cfg)
+    m = cv.Matrix()
+    m.setScale(*mat[1:])
+    p.setMatrix(m)
+    ours = np.full((1, 40, 50, 3), np.nan, np.float32)
+    assert p.convert(src, 131, 97, 0, ours) is None
+    assert (np.abs(ours - theirs) <= np.float32(_NORMAL[:3]) * 1.001).all()
+
+
 # The wheel's uint8 path converts these pairs correctly; its float path leaves the
 # destination uninitialised for every pair that changes the channel layout, and 3 -> 4
 # channel conversions copy raw bytes: those are checked against cv2 below instead.

@@ -87,6 +87,17 @@ def _narrow_ref(x, dtype):
         return x.astype(narrow).astype(x.dtype)
 
 
+def _minifloat_ref(x, format, saturate):
+    t = getattr(ml_dtypes, format)
+    v = np.clip(x, -ml_dtypes.finfo(t).max, ml_dtypes.finfo(t).max) if saturate else x
+    with np.errstate(over="ignore", invalid="ignore"):
+        return v.astype(t).astype(x.dtype)
+
+
+_F8_EDGE = np.array([0.0, -0.0, 1.0, -1.0, 0.3, 1e-3, -1e-5, 3e-8, 100.0, 250.0, 300.0,
+                     460.0, 470.0, 6e4, -7e4, np.inf, -np.inf, np.nan, 0.0625, 0.09375,
+                     2.5, 3.5, 5.0, 7.0], np.float32)
+_F4_EDGE = _F8_EDGE[~np.isnan(_F8_EDGE)]  # float4 has no NaN (the spec leaves it open)
 _I64 = np.int64
 _EDGE = np.array([0.1, 1.0 / 3, 65504.0, 70000.0, -2.5e-8, np.inf, -np.inf, np.nan, 0.0,
                   1.00390625, 1.01171875], np.float32)
@@ -165,6 +176,16 @@ SAMPLES = {
     ],
 }
 
+SAMPLES["minifloat_cast"] = [
+    Sample([_F8_EDGE if f != "float4_e2m1fn" else _F4_EDGE], {"format": f, "saturate": sat},
+           _minifloat_ref, rtol=0, atol=0, note=f"{f}-{'sat' if sat else 'nosat'}")
+    for f in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+              "float4_e2m1fn")
+    for sat in (True, False) if not (f == "float4_e2m1fn" and not sat)
+] + [Sample([values((4, 5), np.float64, low=-500, high=500, seed=9)],
+            {"format": "float8_e4m3fn", "saturate": True}, _minifloat_ref, rtol=0, atol=0,
+            note="float64")]
+
 REJECTS = {
     "sequence_pack": [Sample([_A, np.ones(2, np.int32)], {"dtype": np.dtype(np.float32)})],
     "sequence_insert": [
@@ -179,6 +200,10 @@ REJECTS = {
     "sequence_split": [Sample([values((5, 3), np.float32), np.array([1, 1], _I64)],
                               {"axis": 0, "keepdims": True})],
     "optional_get": [Sample([np.array(False), _A], {"n": 1})],
+    "minifloat_cast": [Sample([np.ones(2, np.int32)], {"format": "float8_e5m2",
+                                                       "saturate": True}),
+                       Sample([np.ones(2, np.float32)], {"format": "float8",
+                                                         "saturate": True})],
     "narrow_cast": [Sample([np.ones(2, np.int32)], {"dtype": "float16"}),
                     Sample([np.ones(2, np.float32)], {"dtype": "int16"}),
                     Sample([np.ones(2, np.float32)], {"dtype": "float8"})],

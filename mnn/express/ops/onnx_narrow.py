@@ -24,7 +24,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["narrow_cast"]
+__all__ = ["minifloat_cast", "narrow_cast"]
 
 #: narrow dtype name -> storage dtypes it may be applied to.
 NARROW_TYPES = {
@@ -107,3 +107,80 @@ def narrow_cast(x, dtype):
         Same shape and dtype as ``x``.
     """
     return apply("narrow_cast", [to_var(x)], dtype=str(dtype))[0]
+
+
+# -- minifloat_cast ------------------------------------------------------------------------
+
+# The 8- and 4-bit float formats of ONNX: mantissa bits, exponent of the smallest normal,
+# largest finite value, whether the format has infinities, NaN, and a negative zero.
+MINIFLOATS = {
+    "float8_e4m3fn": (3, -6, 448.0, False, True, True),
+    "float8_e4m3fnuz": (3, -7, 240.0, False, True, False),
+    "float8_e5m2": (2, -14, 57344.0, True, True, True),
+    "float8_e5m2fnuz": (2, -15, 57344.0, False, True, False),
+    "float4_e2m1fn": (1, 0, 6.0, False, False, True),
+}
+
+
+def _minifloat_infer(metas, format, saturate):
+    x = metas[0]
+    if format not in MINIFLOATS:
+        raise OpError(f"minifloat_cast: format must be one of {sorted(MINIFLOATS)}, got "
+                      f"{format!r}")
+    if x.dtype is not None and x.dtype.kind != "f":
+        raise OpError(f"minifloat_cast: the values must be float, got {x.dtype}")
+    return [(x.shape, x.dtype)]
+
+
+def _minifloat_compute(arrays, format, saturate):
+    x = arrays[0]
+    mant, emin, top, has_inf, has_nan, neg_zero = MINIFLOATS[format]
+    v = x.astype(np.float64)
+    a = np.abs(v)
+    finite = np.isfinite(a)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        exp = np.floor(np.log2(np.where(finite & (a > 0), a, 1.0)))
+        quantum = np.exp2(np.maximum(exp, emin) - mant)
+        r = np.round(a / quantum) * quantum  # round half to even on the format's grid
+    over = ~(r <= top)  # overflow, infinities and NaN
+    if saturate:
+        big = top
+    elif has_inf:
+        big = np.inf
+    else:
+        big = np.nan if has_nan else top
+    r = np.where(over & ~np.isnan(a), big, r)
+    r = np.where(np.isnan(a), np.nan if has_nan else top, r)
+    out = np.copysign(r, v)
+    if not neg_zero:
+        out = np.where(out == 0, 0.0, out)
+    return out.astype(x.dtype)
+
+
+register(OpDef("minifloat_cast", _minifloat_infer, _minifloat_compute))
+
+
+def minifloat_cast(x, format, saturate=True):
+    """``x`` rounded to an 8- or 4-bit float ``format``, kept in ``x``'s float dtype.
+
+    Round to nearest, ties to even, subnormals included. Out-of-range values (and
+    infinities) become the largest finite value when ``saturate``, else infinity where the
+    format has one and NaN otherwise; a format without NaN (``float4_e2m1fn``) saturates
+    always. Formats without a negative zero (``…fnuz``) give +0.
+
+    Parameters
+    ----------
+    x : Var or array_like
+        float32 or float64.
+    format : str
+        ``float8_e4m3fn``, ``float8_e4m3fnuz``, ``float8_e5m2``, ``float8_e5m2fnuz`` or
+        ``float4_e2m1fn`` (ml_dtypes' names).
+    saturate : bool
+
+    Returns
+    -------
+    Var
+        Same shape and dtype as ``x``.
+    """
+    return apply("minifloat_cast", [to_var(x)], format=str(format),
+                 saturate=bool(saturate))[0]
