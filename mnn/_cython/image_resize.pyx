@@ -336,6 +336,11 @@ def resize_linear3_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::
     cdef const unsigned char* r1
     cdef int* row
     cdef int a, b
+    # Cheap shape checks (the table values are checked by the caller).
+    if src.shape[2] != 3 or dst.shape[2] != 3 or ofs.shape[0] != dw or w0.shape[0] != dw \
+            or w1.shape[0] != dw or yofs.shape[0] != dh or yw.shape[0] != dh \
+            or yofs.shape[1] != 2 or yw.shape[1] != 2 or src.shape[1] < 2:
+        raise ValueError("resize_linear3_u8_vfirst: inconsistent table or image shapes")
     with nogil, parallel(num_threads=nthreads):
         # One spare element: the vector mix reads one past the last pixel it mixes.
         row = <int*>malloc((rowlen + 1) * sizeof(int))
@@ -365,6 +370,9 @@ def hpass_linear3_f32(const float[:, :, ::1] src, const int[::1] rows, const int
     cdef Py_ssize_t n = rows.shape[0], dw = ofs.shape[0], sh = src.shape[0], i, x, c
     cdef const float* row
     cdef float* out
+    if src.shape[2] != 3 or tmp.shape[0] != n or tmp.shape[1] != dw or tmp.shape[2] != 3 \
+            or w0.shape[0] != dw or w1.shape[0] != dw or src.shape[1] < 2:
+        raise ValueError("hpass_linear3_f32: inconsistent table or image shapes")
     for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
         row = &src[rows[i], 0, 0]
         out = &tmp[i, 0, 0]
