@@ -41,6 +41,16 @@ def _onnx(op, x, inits, attrs, extra_inputs=()):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def _onnx_clip(model):
+    """``model`` followed by a Clip(0, 6) (a relu6), as a converter's fused conv."""
+    graph = model.graph
+    graph.node[0].output[0] = "conv"
+    graph.initializer.extend([helper.make_tensor("lo", TensorProto.FLOAT, [], [0.0]),
+                              helper.make_tensor("hi", TensorProto.FLOAT, [], [6.0])])
+    graph.node.append(helper.make_node("Clip", ["conv", "lo", "hi"], ["y"]))
+    return model
+
+
 def cases():
     """(name, input, ours(Var) -> Var, torch(tensor) -> tensor, onnx model)."""
     out = []
@@ -55,6 +65,14 @@ def cases():
                 lambda v: F.conv2d(v, F.const(wd), None, padding=(1, 1), group=144),
                 lambda t, w=torch.tensor(wd): TF.conv2d(t, w, None, 1, 1, 1, 144),
                 _onnx("Conv", xd, [wd], dict(pads=[1, 1, 1, 1], group=144))))
+    xs, ws, bs = _arr(1, 96, 112, 112), _arr(96, 1, 3, 3), _arr(96)
+    out.append(("depthwise3x3 s2 96ch 112 relu6", xs,
+                lambda v: F.conv2d(v, F.const(ws), F.const(bs), (2, 2), (1, 1), group=96,
+                                   activation="relu6"),
+                lambda t, w=torch.tensor(ws), bb=torch.tensor(bs):
+                    torch.clamp(TF.conv2d(t, w, bb, 2, 1, 1, 96), 0, 6),
+                _onnx_clip(_onnx("Conv", xs, [ws, bs], dict(pads=[1, 1, 1, 1], group=96,
+                                                            strides=[2, 2])))))
     x1, w1 = _arr(1, 64, 56, 56), _arr(256, 64, 1, 1)
     out.append(("conv1x1 64->256 56x56", x1,
                 lambda v: F.conv2d(v, F.const(w1)),
@@ -105,6 +123,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}  "
           f"load average {os.getloadavg()[0]:.1f}")
@@ -112,6 +131,8 @@ def main():
     print(f"{'op':28s} {'thr':>3s} {'mnn wall/cpu':>14s} {'torch wall/cpu':>15s} "
           f"{'ort wall/cpu':>14s} {'mnn/torch':>10s} {'mnn/ort':>10s}")
     for name, x, ours, theirs, model in cases():
+        if args.only not in name:
+            continue
         xv = F.placeholder(list(x.shape))
         yv = ours(xv)
         tx = torch.tensor(x)

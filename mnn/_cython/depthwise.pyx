@@ -14,6 +14,12 @@ from cython.parallel cimport prange
 from mnn._cython.window cimport _ceil_div, _max, _min, _ox_hi, _ox_lo
 from libc.math cimport INFINITY
 
+cdef extern from "dw3x3_kernel.h":
+    void mnn_dw3x3_plane(const float* x, Py_ssize_t H, Py_ssize_t W, const float* k,
+                         float b, float* y, Py_ssize_t OH, Py_ssize_t OW, Py_ssize_t sh,
+                         int sw, Py_ssize_t pt, Py_ssize_t pl, const float* zeros,
+                         float lo, float hi) nogil
+
 ctypedef fused real_t:
     float
     double
@@ -81,6 +87,11 @@ def forward(const real_t[:, :, :, ::1] x, const real_t[:, :, ::1] w,
         return
     if nthreads < 1:
         raise ValueError("depthwise kernel: nthreads must be >= 1")
+    cdef Py_ssize_t job, n, o, c, i, j, oy, ox, tid
+    if (real_t is float and KH == 3 and KW == 3 and dh == 1 and dw == 1 and sw <= 2
+            and pt >= 0 and pl >= 0):
+        _forward3x3_f32(x, w, bias, y, sh, sw, pt, pl, nthreads, clamp_lo, clamp_hi)
+        return
     # The padded extent every window reads: rows 0 .. (OH-1)*sh + (KH-1)*dh.
     cdef Py_ssize_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1
     cdef Py_ssize_t Wp = (OW - 1) * sw + (KW - 1) * dw + 1
@@ -89,7 +100,6 @@ def forward(const real_t[:, :, :, ::1] x, const real_t[:, :, ::1] w,
     out_scratch = np.empty((nthreads, OH * Wp), dtype=scratch.dtype)
     cdef real_t[:, ::1] out_buf = out_scratch
     cdef real_t* obuf
-    cdef Py_ssize_t job, n, o, c, i, j, oy, ox, tid
     cdef real_t* yrow
     cdef real_t* pbuf
     cdef const real_t* prow
@@ -139,6 +149,26 @@ def forward(const real_t[:, :, :, ::1] x, const real_t[:, :, ::1] w,
                     for ox in range(OW):
                         v = yrow[ox]
                         yrow[ox] = lo_v if v < lo_v else (hi_v if v > hi_v else v)
+
+
+cdef void _forward3x3_f32(const float[:, :, :, ::1] x, const float[:, :, ::1] w,
+                          const float[::1] bias, float[:, :, :, ::1] y, Py_ssize_t sh,
+                          Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl, int nthreads,
+                          double clamp_lo, double clamp_hi):
+    # 3x3, dilation 1, column stride 1 or 2, pads >= 0 (checked by forward): one plane
+    # per job straight from the input, no padded copy (include/dw3x3_kernel.h).
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    cdef Py_ssize_t O = w.shape[0], OH = y.shape[2], OW = y.shape[3], M = O // C
+    zeros_arr = np.zeros(max(W, 1), np.float32)
+    cdef const float[::1] zeros = zeros_arr
+    cdef float lo = <float>clamp_lo, hi = <float>clamp_hi
+    cdef Py_ssize_t job, n, o
+    with nogil:
+        for job in prange(N * O, num_threads=nthreads, schedule="static"):
+            n = job // O
+            o = job % O
+            mnn_dw3x3_plane(&x[n, o // M, 0, 0], H, W, &w[o, 0, 0], bias[o], &y[n, o, 0, 0],
+                            OH, OW, sh, <int>sw, pt, pl, &zeros[0], lo, hi)
 
 
 def backward_input(const real_t[:, :, :, ::1] dy, const real_t[:, :, ::1] w,

@@ -1,0 +1,134 @@
+"""The convolution kernels' fast paths against torch.nn.functional.conv2d (CPU).
+
+Direct depthwise 3x3 (AVX-512 interior + scalar edges, strides 1 and 2), the packed
+SGEMM (sgemm.pyx: 1x1 and im2col convolutions, partial tiles, several K blocks, fused
+bias and clamp) and its weight cache, over odd sizes, batches, pads, strides larger than
+the kernel, 1-pixel images and groups.
+"""
+import mnn.expr as F
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+from mnn._cython import sgemm
+
+RNG = np.random.default_rng(77)
+TOL = dict(rtol=2e-4, atol=2e-4)
+
+
+def _data(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _torch_conv(x, w, b, stride, pads, group, act=None):
+    # pads: (top, left, bottom, right)
+    t = TF.pad(torch.tensor(x), (pads[1], pads[3], pads[0], pads[2]))
+    y = TF.conv2d(t, torch.tensor(w), None if b is None else torch.tensor(b), stride,
+                  0, 1, group)
+    if act == "relu":
+        y = torch.relu(y)
+    elif act == "relu6":
+        y = torch.clamp(y, 0, 6)
+    return y.numpy()
+
+
+def _ours(x, w, b, stride, pads, group, act=None):
+    y = F.conv2d(F.const(x), F.const(w), None if b is None else F.const(b),
+                 (stride[1], stride[0]), pads, group=group, activation=act)
+    return y.read()
+
+
+# (N, C, H, W, stride (h, w), pads (top, left, bottom, right), multiplier)
+DW_CASES = [
+    (1, 3, 1, 1, (1, 1), (1, 1, 1, 1), 1),        # 1-pixel image
+    (2, 5, 7, 9, (1, 1), (1, 1, 1, 1), 1),
+    (1, 4, 17, 33, (1, 1), (1, 1, 1, 1), 1),      # one full 16-lane step + remainder
+    (1, 2, 56, 56, (2, 2), (0, 0, 1, 1), 1),      # asymmetric pads, stride 2
+    (2, 3, 35, 37, (2, 2), (1, 1, 1, 1), 1),      # odd size, stride 2, partial lanes
+    (1, 3, 9, 70, (2, 2), (1, 2, 0, 2), 1),
+    (1, 2, 12, 13, (1, 2), (0, 0, 0, 0), 2),      # row stride 1, column stride 2, M = 2
+    (1, 2, 11, 10, (3, 1), (2, 2, 2, 2), 1),      # row stride 3, pads wider than taps
+    (1, 2, 2, 2, (1, 1), (2, 2, 2, 2), 1),        # image smaller than the kernel
+    (1, 2, 10, 11, (4, 4), (1, 1, 1, 1), 1),      # stride larger than the kernel
+    (1, 1, 3, 64, (1, 1), (0, 0, 0, 0), 1),       # no edge columns at all
+]
+
+
+@pytest.mark.parametrize("case", DW_CASES)
+@pytest.mark.parametrize("act", [None, "relu6"])
+def test_depthwise_3x3_matches_torch(case, act):
+    n, c, h, w, stride, pads, mult = case
+    x, wt, b = _data(n, c, h, w), _data(c * mult, 1, 3, 3), _data(c * mult)
+    np.testing.assert_allclose(_ours(x, wt, b, stride, pads, c, act),
+                               _torch_conv(x, wt, b, stride, pads, c, act), **TOL)
+
+
+# (N, C, H, W, O, K, stride, pads, group)
+GEMM_CASES = [
+    (1, 3, 5, 7, 5, 1, 1, (0, 0, 0, 0), 1),       # fewer rows and columns than a tile
+    (2, 16, 9, 13, 33, 1, 1, (0, 0, 0, 0), 1),    # partial row slab, partial column strip
+    (1, 300, 6, 6, 17, 1, 1, (0, 0, 0, 0), 1),    # two K blocks
+    (1, 70, 9, 9, 24, 3, 1, (1, 1, 1, 1), 1),     # im2col, K = 630 (three K blocks)
+    (3, 8, 23, 29, 12, 3, 2, (1, 0, 2, 1), 2),    # groups, asymmetric pads
+    (1, 6, 1, 1, 9, 3, 1, (1, 1, 1, 1), 1),       # 1-pixel image
+    (2, 4, 11, 10, 6, 2, 3, (0, 0, 0, 0), 1),     # stride larger than the kernel
+    (1, 12, 40, 40, 40, 1, 1, (0, 0, 0, 0), 4),   # grouped 1x1, 1600 columns
+]
+
+
+@pytest.mark.parametrize("case", GEMM_CASES)
+@pytest.mark.parametrize("act", [None, "relu", "relu6"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gemm_convolutions_match_torch(case, act, threads):
+    n, c, h, w, o, k, s, pads, g = case
+    x, wt, b = _data(n, c, h, w), _data(o, c // g, k, k), _data(o)
+    F.set_thread_number(threads)
+    try:
+        got = _ours(x, wt, b, (s, s), pads, g, act)
+    finally:
+        F.set_thread_number(1)
+    np.testing.assert_allclose(got, _torch_conv(x, wt, b, (s, s), pads, g, act), **TOL)
+
+
+def test_packed_weight_is_not_stale_after_the_weight_is_written():
+    x, w1, w2 = _data(1, 8, 6, 6), _data(16, 8, 1, 1), _data(16, 8, 1, 1)
+    xv, wv = F.placeholder([1, 8, 6, 6]), F.placeholder([16, 8, 1, 1])
+    y = F.conv2d(xv, wv)
+    xv.write(x)
+    wv.write(w1)
+    np.testing.assert_allclose(y.read(), _torch_conv(x, w1, None, 1, (0,) * 4, 1), **TOL)
+    wv.write(w2)
+    np.testing.assert_allclose(y.read(), _torch_conv(x, w2, None, 1, (0,) * 4, 1), **TOL)
+
+
+def test_packed_weight_of_a_writeable_array_is_not_cached():
+    from mnn.express.ops import nn_conv
+
+    w = _data(4, 3)
+    value = nn_conv._PACKED.get("test", w, lambda a: sgemm.pack_weight(a))
+    assert ("test", id(w)) not in nn_conv._PACKED.entries
+    w.flags.writeable = False
+    view = w[:2]
+    assert nn_conv._PackCache._immutable(view)
+    assert value.shape[0] >= w.size
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (9, 300, 33), (17, 5, 100), (40, 513, 70)])
+def test_sgemm_kernel_matches_numpy(m, k, n):
+    a, b, bias = _data(m, k), _data(k, n), _data(m)
+    c = np.full((m, n), np.nan, np.float32)
+    sgemm.gemm_packed(sgemm.pack_weight(a), m, b, c, bias, -1.0, 1.5, 2)
+    ref = np.clip(a.astype(np.float64) @ b + bias[:, None], -1.0, 1.5)
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_sgemm_kernel_rejects_mismatched_shapes():
+    a, b = _data(5, 4), _data(4, 6)
+    packed = sgemm.pack_weight(a)
+    with pytest.raises(ValueError, match="packed weight"):
+        sgemm.gemm_packed(packed, 5, _data(3, 6), np.empty((5, 6), np.float32), _data(5))
+    with pytest.raises(ValueError, match="output"):
+        sgemm.gemm_packed(packed, 5, b, np.empty((5, 7), np.float32), _data(5))
+    with pytest.raises(ValueError, match="bias"):
+        sgemm.gemm_packed(packed, 5, b, np.empty((5, 6), np.float32), _data(4))
