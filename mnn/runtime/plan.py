@@ -159,7 +159,7 @@ class Plan:
                                   "needed but only another output of that op is an input")
         self.input_dtypes = [v.expr.metas[v.index].dtype for v in self.input_vars]
         self.n_slots = len(slot_of)
-        self.steps = _fuse_activations(steps, set(self.output_slots))
+        self.steps = _fuse_activations(_relu_grad_reads_output(steps), set(self.output_slots))
         self.constants = consts
         self.trainables = trainables
         self._template = [None] * self.n_slots
@@ -373,6 +373,30 @@ def _takes_clamp(step):
         return "clamp" in inspect.signature(step.op.infer).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _relu_grad_reads_output(steps):
+    """Let ``relu_grad(x, g)`` read relu's output instead of its input.
+
+    The gradient only asks whether ``x > 0``, and for a slope >= 0 ``relu(x) > 0`` holds
+    exactly then (NaN and -0.0 included). Reading the output leaves the relu's input with
+    one reader, so a training step's conv can take the relu as its fused clamp (one pass
+    and one conv-sized array less) and the input can be released right after the relu.
+    """
+    produced = {}  # (input slot, slope) -> (step index, output slot)
+    for i, step in enumerate(steps):
+        slope = step.attrs.get("slope", 0.0)
+        if step.op.name == "relu" and len(step.inputs) == 1 and slope >= 0.0:
+            produced.setdefault((step.inputs[0], float(slope)), (i, step.outputs[0]))
+    if not produced:
+        return steps
+    for i, step in enumerate(steps):
+        if step.op.name != "relu_grad" or len(step.inputs) != 2:
+            continue
+        found = produced.get((step.inputs[0], float(step.attrs.get("slope", 0.0))))
+        if found is not None and found[0] < i:
+            step.inputs = (found[1], step.inputs[1])
+    return steps
 
 
 def _fuse_activations(steps, keep):
