@@ -6,6 +6,7 @@ from . import (  # noqa: F401
                math,
                nn,
                quant,
+               quant_linear,
                reduce,
                rnn,
                selection,
@@ -13,4 +14,6 @@ from . import (  # noqa: F401
                signal,
                spatial,
                tensor,
+               training,
+               unpool,
 )
