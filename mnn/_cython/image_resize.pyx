@@ -21,61 +21,95 @@ cdef extern from *:
     #ifdef __SSE4_1__
     #include <smmintrin.h>
     #endif
-    /* One output row of a 3-channel bilinear resize, mixing two neighbouring pixels of an
-       already vertically blended row: out[3x + c] = mix(row[o + c], row[o + 3 + c]) with
-       o = ofs[x]. The vector paths handle a pixel as one 4-lane vector: they read
-       row[o .. o + 6] and write out[3x .. 3x + 3], the fourth lane being overwritten by the
-       next pixel; so they stop one pixel early (the scalar loop writes the last one) and
-       the caller gives the row one spare element past its end. */
-    static void mnn_mix3_u8(const int* row, const int* ofs, const int* w0, const int* w1,
-                            int dw, unsigned char* out) {
+    /* Bilinear mixes of two neighbouring pixels (cn = 3 or 4 channels, the right one at
+       o + cn), one pixel per 4-lane vector. For cn = 3 a vector reads one element past
+       the pair and writes one past the pixel (overwritten by the next pixel): the vector
+       loop then stops one pixel early and the caller guarantees one readable element
+       past the row. For cn = 4 every read and write is exact. */
+
+    /* out[cn x + c] = (row[o + c] w0[x] + row[o + cn + c] w1[x] + 2^21) >> 22, clamped:
+       the vertical-first uint8 resize, row holding exact vertically blended sums. */
+    static void mnn_mix_u8(const int* row, const int* ofs, const int* w0, const int* w1,
+                           int dw, int cn, unsigned char* out) {
         int x = 0;
     #ifdef __SSE4_1__
         const __m128i half = _mm_set1_epi32(1 << 21);
-        for (; x < dw - 1; x++) {
+        const int vend = cn == 4 ? dw : dw - 1;
+        for (; x < vend; x++) {
             const int* p = row + ofs[x];
             __m128i a = _mm_loadu_si128((const __m128i*)p);
-            __m128i b = _mm_loadu_si128((const __m128i*)(p + 3));
+            __m128i b = _mm_loadu_si128((const __m128i*)(p + cn));
             __m128i v = _mm_add_epi32(_mm_mullo_epi32(a, _mm_set1_epi32(w0[x])),
                                       _mm_mullo_epi32(b, _mm_set1_epi32(w1[x])));
             v = _mm_srai_epi32(_mm_add_epi32(v, half), 22);
             v = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
             int word = _mm_cvtsi128_si32(v);
-            memcpy(out + 3 * x, &word, 4);
+            memcpy(out + cn * x, &word, 4);
         }
     #endif
         for (; x < dw; x++) {
             const int* p = row + ofs[x];
-            for (int c = 0; c < 3; c++) {
+            for (int c = 0; c < cn; c++) {
                 /* Weights are non-negative, so only the top needs a clamp. */
-                int v = (p[c] * w0[x] + p[c + 3] * w1[x] + (1 << 21)) >> 22;
-                out[3 * x + c] = (unsigned char)(v < 255 ? v : 255);
+                int v = (p[c] * w0[x] + p[c + cn] * w1[x] + (1 << 21)) >> 22;
+                out[cn * x + c] = (unsigned char)(v < 255 ? v : 255);
             }
         }
     }
 
-    static void mnn_mix3_f32(const float* row, const int* ofs, const float* w0,
-                             const float* w1, int dw, float* out) {
+    /* out[cn x + c] = row[o + c] w0[x] + row[o + cn + c] w1[x] (exact integers): the
+       horizontal pass of a uint8 resize with 11-bit weights. */
+    static void mnn_hmix_u8(const unsigned char* row, const int* ofs, const int* w0,
+                            const int* w1, int dw, int cn, int* out) {
         int x = 0;
     #ifdef __SSE4_1__
-        for (; x < dw - 1; x++) {
+        const int vend = cn == 4 ? dw : dw - 1;
+        for (; x < vend; x++) {
+            const unsigned char* p = row + ofs[x];
+            int a, b;
+            memcpy(&a, p, 4);
+            memcpy(&b, p + cn, 4);
+            __m128i v = _mm_add_epi32(
+                _mm_mullo_epi32(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(a)),
+                                _mm_set1_epi32(w0[x])),
+                _mm_mullo_epi32(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(b)),
+                                _mm_set1_epi32(w1[x])));
+            _mm_storeu_si128((__m128i*)(out + cn * x), v);
+        }
+    #endif
+        for (; x < dw; x++) {
+            const unsigned char* p = row + ofs[x];
+            for (int c = 0; c < cn; c++)
+                out[cn * x + c] = p[c] * w0[x] + p[c + cn] * w1[x];
+        }
+    }
+
+    /* out[cn x + c] = row[o + c] w0[x] + row[o + cn + c] w1[x] in float. */
+    static void mnn_mix_f32(const float* row, const int* ofs, const float* w0,
+                            const float* w1, int dw, int cn, float* out) {
+        int x = 0;
+    #ifdef __SSE4_1__
+        const int vend = cn == 4 ? dw : dw - 1;
+        for (; x < vend; x++) {
             const float* p = row + ofs[x];
             __m128 v = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p), _mm_set1_ps(w0[x])),
-                                  _mm_mul_ps(_mm_loadu_ps(p + 3), _mm_set1_ps(w1[x])));
-            _mm_storeu_ps(out + 3 * x, v);
+                                  _mm_mul_ps(_mm_loadu_ps(p + cn), _mm_set1_ps(w1[x])));
+            _mm_storeu_ps(out + cn * x, v);
         }
     #endif
         for (; x < dw; x++) {
             const float* p = row + ofs[x];
-            for (int c = 0; c < 3; c++)
-                out[3 * x + c] = p[c] * w0[x] + p[c + 3] * w1[x];
+            for (int c = 0; c < cn; c++)
+                out[cn * x + c] = p[c] * w0[x] + p[c + cn] * w1[x];
         }
     }
     """
-    void mnn_mix3_u8(const int* row, const int* ofs, const int* w0, const int* w1,
-                     int dw, unsigned char* out) nogil
-    void mnn_mix3_f32(const float* row, const int* ofs, const float* w0, const float* w1,
-                      int dw, float* out) nogil
+    void mnn_mix_u8(const int* row, const int* ofs, const int* w0, const int* w1,
+                    int dw, int cn, unsigned char* out) nogil
+    void mnn_hmix_u8(const unsigned char* row, const int* ofs, const int* w0, const int* w1,
+                     int dw, int cn, int* out) nogil
+    void mnn_mix_f32(const float* row, const int* ofs, const float* w0, const float* w1,
+                     int dw, int cn, float* out) nogil
 
 ctypedef fused src_t:
     unsigned char
@@ -319,30 +353,40 @@ def resize_linear_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1
         free(buf)
 
 
-def resize_linear3_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1] yofs,
-                             const int[:, ::1] yw, const int[::1] ofs, const int[::1] w0,
-                             const int[::1] w1, unsigned char[:, :, ::1] dst, int nthreads):
-    """Bilinear 3-channel uint8 resize, vertical pass first, one pixel per vector.
+cdef int _check_pixel_tables(Py_ssize_t cn, Py_ssize_t sw, Py_ssize_t dw, Py_ssize_t nofs,
+                             Py_ssize_t nw0, Py_ssize_t nw1) except -1:
+    # Cheap shape checks for the one-pixel-per-vector kernels (the caller checks the
+    # table values: 0 <= ofs[x] <= cn * (width - 2)).
+    if (cn != 3 and cn != 4) or sw < 2 or nofs != dw or nw0 != dw or nw1 != dw:
+        raise ValueError(f"mnn.cv.resize kernel: pixel tables for {nofs} pixels, {cn} "
+                         f"channels and source width {sw} do not fit an output of {dw}")
+    return 0
+
+
+def resize_linear_px_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1] yofs,
+                               const int[:, ::1] yw, const int[::1] ofs, const int[::1] w0,
+                               const int[::1] w1, unsigned char[:, :, ::1] dst,
+                               int nthreads):
+    """Bilinear 3- or 4-channel uint8 resize, vertical pass first, one pixel per vector.
 
     Per output row, ``row = yw[y, 0] * src[yofs[y, 0]] + yw[y, 1] * src[yofs[y, 1]]``
     (exact integers), then ``dst[y, x, c] = clamp((w0[x] * row[ofs[x] + c]
-    + w1[x] * row[ofs[x] + 3 + c] + 2^21) >> 22)``: the same sums as the horizontal-first
-    order. The caller checks ``0 <= ofs[x] <= 3 * (width - 2)`` (both pixels in the row),
-    ``dst.shape[1] == len(ofs)`` and 3 channels.
+    + w1[x] * row[ofs[x] + cn + c] + 2^21) >> 22)``: the same sums as the
+    horizontal-first order. The caller checks ``0 <= ofs[x] <= cn * (width - 2)`` and
+    the row tables' values.
     """
-    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1]
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], cn = src.shape[2]
     cdef Py_ssize_t rowlen = src.shape[1] * src.shape[2], y, j
     cdef const unsigned char* r0
     cdef const unsigned char* r1
     cdef int* row
     cdef int a, b
-    # Cheap shape checks (the table values are checked by the caller).
-    if src.shape[2] != 3 or dst.shape[2] != 3 or ofs.shape[0] != dw or w0.shape[0] != dw \
-            or w1.shape[0] != dw or yofs.shape[0] != dh or yw.shape[0] != dh \
-            or yofs.shape[1] != 2 or yw.shape[1] != 2 or src.shape[1] < 2:
-        raise ValueError("resize_linear3_u8_vfirst: inconsistent table or image shapes")
+    _check_pixel_tables(cn, src.shape[1], dw, ofs.shape[0], w0.shape[0], w1.shape[0])
+    if dst.shape[2] != cn or yofs.shape[0] != dh or yw.shape[0] != dh \
+            or yofs.shape[1] != 2 or yw.shape[1] != 2:
+        raise ValueError("mnn.cv.resize kernel: row tables do not fit the output")
     with nogil, parallel(num_threads=nthreads):
-        # One spare element: the vector mix reads one past the last pixel it mixes.
+        # One spare element: a 3-channel vector mix reads one past the pair it mixes.
         row = <int*>malloc((rowlen + 1) * sizeof(int))
         row[rowlen] = 0
         for y in prange(dh, schedule="static"):
@@ -352,33 +396,60 @@ def resize_linear3_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::
             b = yw[y, 1]
             for j in range(rowlen):
                 row[j] = r0[j] * a + r1[j] * b
-            mnn_mix3_u8(row, &ofs[0], &w0[0], &w1[0], <int>dw, &dst[y, 0, 0])
+            mnn_mix_u8(row, &ofs[0], &w0[0], &w1[0], <int>dw, <int>cn, &dst[y, 0, 0])
         free(row)
 
 
-def hpass_linear3_f32(const float[:, :, ::1] src, const int[::1] rows, const int[::1] ofs,
-                      const float[::1] w0, const float[::1] w1, float[:, :, ::1] tmp,
-                      int nthreads):
-    """tmp[i, x, c] = w0[x] * src[rows[i], p, c] + w1[x] * src[rows[i], p + 1, c],
-    p = ofs[x] / 3: the horizontal bilinear pass of a 3-channel float32 image.
+def hpass_linear_px_u8(const unsigned char[:, :, ::1] src, const int[::1] rows,
+                       const int[::1] ofs, const int[::1] w0, const int[::1] w1,
+                       int[:, :, ::1] tmp, int nthreads):
+    """tmp[i, x, c] = w0[x] * src[rows[i], p, c] + w1[x] * src[rows[i], p + 1, c] with
+    p = ofs[x] / cn: the horizontal bilinear pass of a 3- or 4-channel uint8 image with
+    11-bit weights (exact integers).
 
-    The vector mix reads one element past the pixel pair; inside the image that is the
-    next row's first value, so only the image's last row takes the scalar loop. The
-    caller checks ``0 <= ofs[x] <= 3 * (width - 2)``, ``0 <= rows[i] < height``,
-    ``tmp.shape == (len(rows), len(ofs), 3)`` and 3 channels.
+    A 3-channel vector reads one byte past the pixel pair; inside the image that is the
+    next row's first byte, so only the image's last row takes the scalar loop. The caller
+    checks ``0 <= ofs[x] <= cn * (width - 2)`` and ``0 <= rows[i] < height``.
     """
-    cdef Py_ssize_t n = rows.shape[0], dw = ofs.shape[0], sh = src.shape[0], i, x, c
-    cdef const float* row
-    cdef float* out
-    if src.shape[2] != 3 or tmp.shape[0] != n or tmp.shape[1] != dw or tmp.shape[2] != 3 \
-            or w0.shape[0] != dw or w1.shape[0] != dw or src.shape[1] < 2:
-        raise ValueError("hpass_linear3_f32: inconsistent table or image shapes")
+    cdef Py_ssize_t n = rows.shape[0], dw = ofs.shape[0], sh = src.shape[0], cn = src.shape[2]
+    cdef Py_ssize_t i, x, c
+    cdef const unsigned char* row
+    cdef int* out
+    _check_pixel_tables(cn, src.shape[1], tmp.shape[1], dw, w0.shape[0], w1.shape[0])
+    if tmp.shape[0] != n or tmp.shape[2] != cn:
+        raise ValueError("mnn.cv.resize kernel: row buffer does not fit the row table")
     for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
         row = &src[rows[i], 0, 0]
         out = &tmp[i, 0, 0]
-        if rows[i] < sh - 1:
-            mnn_mix3_f32(row, &ofs[0], &w0[0], &w1[0], <int>dw, out)
+        if cn == 4 or rows[i] < sh - 1:
+            mnn_hmix_u8(row, &ofs[0], &w0[0], &w1[0], <int>dw, <int>cn, out)
         else:
             for x in range(dw):
-                for c in range(3):
-                    out[3 * x + c] = row[ofs[x] + c] * w0[x] + row[ofs[x] + 3 + c] * w1[x]
+                for c in range(cn):
+                    out[cn * x + c] = row[ofs[x] + c] * w0[x] + row[ofs[x] + cn + c] * w1[x]
+
+
+def hpass_linear_px_f32(const float[:, :, ::1] src, const int[::1] rows, const int[::1] ofs,
+                        const float[::1] w0, const float[::1] w1, float[:, :, ::1] tmp,
+                        int nthreads):
+    """tmp[i, x, c] = w0[x] * src[rows[i], p, c] + w1[x] * src[rows[i], p + 1, c] with
+    p = ofs[x] / cn: the horizontal bilinear pass of a 3- or 4-channel float32 image.
+
+    Same reading rule and caller checks as ``hpass_linear_px_u8``.
+    """
+    cdef Py_ssize_t n = rows.shape[0], dw = ofs.shape[0], sh = src.shape[0], cn = src.shape[2]
+    cdef Py_ssize_t i, x, c
+    cdef const float* row
+    cdef float* out
+    _check_pixel_tables(cn, src.shape[1], tmp.shape[1], dw, w0.shape[0], w1.shape[0])
+    if tmp.shape[0] != n or tmp.shape[2] != cn:
+        raise ValueError("mnn.cv.resize kernel: row buffer does not fit the row table")
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+        row = &src[rows[i], 0, 0]
+        out = &tmp[i, 0, 0]
+        if cn == 4 or rows[i] < sh - 1:
+            mnn_mix_f32(row, &ofs[0], &w0[0], &w1[0], <int>dw, <int>cn, out)
+        else:
+            for x in range(dw):
+                for c in range(cn):
+                    out[cn * x + c] = row[ofs[x] + c] * w0[x] + row[ofs[x] + cn + c] * w1[x]

@@ -61,12 +61,12 @@ def _value_taps(ssize, dsize, factor, cn):
 
 
 @functools.lru_cache(maxsize=64)
-def _pixel_taps(ssize, dsize, factor, fixed):
-    # Per output pixel of a bilinear resize: the offset of its left source pixel in a
-    # 3-channel row and the two weights, with the right neighbour always the next pixel.
-    # Edge taps that read one pixel twice (x clamped to the last column) become the
-    # pair (last - 1, last) with all the weight on the last, so every read stays in the
-    # row. Needs ssize >= 2.
+def _pixel_taps(ssize, dsize, factor, fixed, cn):
+    # Per output pixel of a bilinear resize: the offset of its left source pixel in a row
+    # of cn-channel pixels and the two weights, with the right neighbour always the next
+    # pixel. Edge taps that read one pixel twice (x clamped to the last column) become
+    # the pair (last - 1, last) with all the weight on the last, so every read stays in
+    # the row. Needs ssize >= 2.
     xofs, xw = _axis_taps(ssize, dsize, factor, C.INTER_LINEAR, False, fixed)
     left = xofs[:, 0].astype(np.intc)
     w0 = xw[:, 0].copy()
@@ -75,8 +75,8 @@ def _pixel_taps(ssize, dsize, factor, fixed):
     left[edge] = ssize - 2
     w1[edge] = w0[edge] + w1[edge]
     w0[edge] = 0
-    ofs = np.ascontiguousarray(left * 3, dtype=np.intc)
-    if ofs.min() < 0 or ofs.max() > 3 * (ssize - 2):
+    ofs = np.ascontiguousarray(left * cn, dtype=np.intc)
+    if ofs.min() < 0 or ofs.max() > cn * (ssize - 2):
         raise AssertionError("mnn.cv.resize: pixel taps outside the source row")
     tabs = (ofs, np.ascontiguousarray(w0), np.ascontiguousarray(w1))
     for t in tabs:
@@ -93,32 +93,33 @@ def _vertical_first(sw, dw, rows, dh):
 
 
 def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None, pixel_taps=None):
+    # pixel_taps: _pixel_taps tables when the resize is bilinear on 3 or 4 channels
+    # (uint8 or float32), for the one-pixel-per-vector kernels.
     xofs, xw = xtab
     rows, yofs, yw = ytab
     cn = src.shape[2]
     n = threads(dh * dw * cn)
     dst = np.empty((dh, dw, cn), dtype=src.dtype)
-    if vfirst is not None and cn == 3 and src.shape[1] >= 2:
-        # One pixel per vector; _pixel_taps keeps both pixels of every pair in the row.
-        yabs, sx_factor = vfirst
-        ofs, w0, w1 = _pixel_taps(src.shape[1], dw, sx_factor, True)
-        _k.resize_linear3_u8_vfirst(src, yabs, yw, ofs, w0, w1, dst, n)
-        return dst
     if vfirst is not None:
-        # Offsets come from tables clamped into the image, so every index is in the row.
         yabs, sx_factor = vfirst
-        i0, i1, w0, w1 = _value_taps(src.shape[1], dw, sx_factor, cn)
-        _k.resize_linear_u8_vfirst(src, yabs, yw, i0, i1, w0, w1, dst, n)
+        if pixel_taps is not None:
+            _k.resize_linear_px_u8_vfirst(src, yabs, yw, *pixel_taps, dst, n)
+        else:
+            # Offsets come from tables clamped into the image, so every index is in the row.
+            i0, i1, w0, w1 = _value_taps(src.shape[1], dw, sx_factor, cn)
+            _k.resize_linear_u8_vfirst(src, yabs, yw, i0, i1, w0, w1, dst, n)
         return dst
     if fixed:
         tmp = np.empty((len(rows), dw, cn), dtype=np.intc)
-        _k.hpass_u8_fixed(src, rows, xofs, xw, tmp, n)
+        if pixel_taps is not None:
+            _k.hpass_linear_px_u8(src, rows, *pixel_taps, tmp, n)
+        else:
+            _k.hpass_u8_fixed(src, rows, xofs, xw, tmp, n)
         _k.vpass_u8_fixed(tmp, yofs, yw, dst, n)
         return dst
     tmp = np.empty((len(rows), dw, cn), dtype=np.float32)
     if pixel_taps is not None:
-        # float32, 3 channels, bilinear: one pixel per vector (see _pixel_taps).
-        _k.hpass_linear3_f32(src, rows, *pixel_taps, tmp, n)
+        _k.hpass_linear_px_f32(src, rows, *pixel_taps, tmp, n)
     else:
         _k.hpass_float(src, rows, xofs, xw, tmp, n)
     if dst.dtype.kind == "f":
@@ -200,9 +201,9 @@ def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=C.INTER_LINEAR):
         if fixed and interpolation == C.INTER_LINEAR and _vertical_first(sw, dw, ytab[0], dh):
             vfirst = (_axis_taps(sh, dh, fy, interpolation, use_area, fixed)[0], fx)
         pixel_taps = None
-        if (interpolation == C.INTER_LINEAR and hwc.dtype == np.float32
-                and hwc.shape[2] == 3 and sw >= 2):
-            pixel_taps = _pixel_taps(sw, dw, fx, False)
+        if (interpolation == C.INTER_LINEAR and hwc.dtype in (np.uint8, np.float32)
+                and hwc.shape[2] in (3, 4) and sw >= 2):
+            pixel_taps = _pixel_taps(sw, dw, fx, fixed, hwc.shape[2])
         out = _separable(hwc, dh, dw, xtab, ytab, fixed, vfirst, pixel_taps)
     if arr.ndim == 2:
         out = out[:, :, 0]

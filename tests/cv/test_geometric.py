@@ -54,15 +54,16 @@ def test_resize_strong_downscale(channels, dsize):
                     cv2.resize(src, dsize, interpolation=cv2.INTER_LINEAR_EXACT))
 
 
+@pytest.mark.parametrize("channels", [3, 4])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape,dsize", [
     ((541, 963), (224, 224)), ((541, 963), (500, 150)), ((40, 30), (301, 211)),
     ((9, 2), (5, 31)), ((2, 2), (7, 1)), ((31, 3), (1, 5)), ((300, 600), (599, 17))])
-def test_resize_linear_three_channel_paths(shape, dsize, threads):
-    # 3-channel bilinear uint8 (vertical first) and float32 (horizontal pass one pixel per
-    # vector) on narrow sources, where the pixel pairs reach the last column, and with the
-    # rows split over threads.
-    src = photo_like(*shape, 3, seed=7)
+def test_resize_linear_pixel_vector_paths(shape, dsize, threads, channels):
+    # 3- and 4-channel bilinear uint8 and float32 (one pixel per vector, vertical pass
+    # first for strong uint8 downscales) on narrow sources, where the pixel pairs reach
+    # the last column and row, and with the rows split over threads.
+    src = photo_like(*shape, channels, seed=7)
     F.set_thread_number(threads)
     try:
         assert_close_u8(cv.resize(src, dsize), cv2.resize(src, dsize))
