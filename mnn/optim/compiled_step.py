@@ -5,7 +5,8 @@ same parameters and ops). Differentiating it and walking the lazy graph again ea
 costs more Python time than a small model's kernels. :class:`StepCache` keys a loss
 graph by its structure:
 
-* each op with its attributes and which earlier node feeds each input;
+* each op with its attributes, which earlier node feeds each input, and its inferred
+  output shapes and dtypes;
 * parameters and other module state by identity (their values are read at every run);
 * small constants (scalars, shape vectors, axes: at most ``_BAKED_MAX`` elements) by
   value, so ops on them are folded into the plan once;
@@ -109,8 +110,11 @@ def graph_key(order, identity_ids):
         for meta in expr.metas:
             if meta.shape is None or meta.dtype is None:
                 raise _Uncacheable("shape known only by computing")
+        # The inferred output shapes too: inference may have read a constant's values
+        # (a boolean mask's count), and gradient rules build on those shapes.
         parts.append((expr.op.name, _attrs_key(expr.attrs, memo), expr.data_format,
-                      tuple([(index[v.expr.id], v.index) for v in expr.inputs])))
+                      tuple([(index[v.expr.id], v.index) for v in expr.inputs]),
+                      tuple([(m.shape, m.dtype) for m in expr.metas])))
     return tuple(parts), fed
 
 

@@ -151,3 +151,18 @@ def test_other_optimizers_step_through_the_plan_like_torch(opt_name):
         torch.tanh(torch.from_numpy(x) @ tw).sum().backward()
         topt.step()
     np.testing.assert_allclose(w.read(), tw.detach().numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_boolean_mask_constants_with_other_counts_get_their_own_plan():
+    # x[mask] with a (large) constant mask: the selected count sets shapes downstream.
+    w0 = RNG.standard_normal(40)
+    w = nn.trainable(w0)
+    opt = optim.SGD([w], 0.1, 0.0)
+    expected = w0.copy()
+    for count in [10, 25, 10]:
+        mask = np.zeros(40, bool)
+        mask[RNG.choice(40, count, replace=False)] = True
+        opt.step(F.reduce_sum(F.square(w[F.const(mask)])))
+        expected = expected - 0.1 * 2 * expected * mask
+        np.testing.assert_allclose(w.read(), expected, rtol=1e-12)
+    assert len(opt._compiled._plans) == 2  # one per selected count
