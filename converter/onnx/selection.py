@@ -189,3 +189,10 @@ def non_zero(ctx, X):
 def scatter(ctx, data, indices, updates, axis=0):
     """The deprecated name of ScatterElements."""
     return scatter_elements(ctx, data, indices, updates, axis)
+
+
+@onnx_op("TensorScatter", since=24)
+def tensor_scatter(ctx, past_cache, update, write_indices=None, axis=-2, mode="linear"):
+    if mode not in ("linear", "circular"):
+        raise ctx.error(f"attribute 'mode' must be 'linear' or 'circular', got {mode!r}")
+    return F.onnx_tensor_scatter(past_cache, update, write_indices, axis, mode)

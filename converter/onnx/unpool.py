@@ -1,5 +1,6 @@
-"""ONNX MaxUnpool: the inverse of MaxPool with indices (MNN's converter maps it too).
+"""ONNX MaxUnpool and Col2Im: the inverses of MaxPool-with-indices and of an im2col unfold.
 
+MaxUnpool (MNN's converter maps it too):
 Each input value goes to the flat position its index names in the output (indices as
 MaxPool's ``Indices`` output gives them: flat over the whole N x C x spatial tensor);
 every other position is zero. The output shape is ``output_shape`` when given, else the
@@ -44,3 +45,12 @@ def max_unpool(ctx, X, I, output_shape=None, kernel_shape=None, pads=None, strid
     if shape != inferred:
         y = F.pad(y, [[0, s - d] for s, d in zip(shape, inferred)])
     return y
+
+
+@onnx_op("Col2Im", since=18)
+def col2im(ctx, input, image_shape, block_shape, dilations=None, pads=None, strides=None):
+    image = [int(v) for v in np.asarray(ctx.require_value(image_shape,
+                                                          "image_shape")).reshape(-1)]
+    block = [int(v) for v in np.asarray(ctx.require_value(block_shape,
+                                                          "block_shape")).reshape(-1)]
+    return F.onnx_col2im(input, image, block, dilations, pads, strides)
