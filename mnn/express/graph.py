@@ -162,6 +162,9 @@ class Expr:
             _set_partial(self, partial)
         else:
             self.metas = _run_infer(self.op, metas, self.attrs)
+            if len(self.metas) == 1 and self.metas[0].shape is None and \
+                    self.op.name in _SHAPE_INPUT:
+                _set_partial(self, _rank_partial(self.op, self.inputs))
 
     def _compute(self):
         arrays = []
@@ -407,10 +410,13 @@ def apply(opname, inputs, **attrs):
         out_metas, partial = _infer_unknown(op, metas, attrs, inputs)
     else:
         out_metas = _run_infer(op, metas, attrs)
+        partial = None
+        if len(out_metas) == 1 and out_metas[0].shape is None and op.name in _SHAPE_INPUT:
+            partial = _rank_partial(op, inputs)
     fmt = inputs[0].expr.data_format if inputs else None
     expr = Expr(op, "op", inputs, attrs, out_metas, data_format=fmt,
                 in_sig=tuple([(m.shape, m.dtype) for m in metas]))
-    if unknown:
+    if partial is not None:
         _set_partial(expr, partial)
     return expr.outputs
 
@@ -548,6 +554,10 @@ def _infer_unknown(op, metas, attrs, inputs):
             raise OpError(_describe(op.name, metas, "the number of outputs depends on an "
                                     "input shape that is not known yet; write the "
                                     "placeholder first"))
+        partial = _rank_partial(op, inputs) if n == 1 and metas[0].dtype is not None \
+            else None
+        if partial is not None:
+            return [TensorMeta(None, metas[0].dtype)], partial
         return [TensorMeta(None, None)] * n, None
     out_metas, shapes = [], []
     for (s1, d1), (s2, d2) in zip(tries[0][0], tries[1][0]):
@@ -555,7 +565,8 @@ def _infer_unknown(op, metas, attrs, inputs):
         if dtype is not None and not isinstance(dtype, np.dtype):
             dtype = np.dtype(dtype)
         if s1 is None or s2 is None or len(s1) != len(s2):
-            shapes.append(None)
+            rank = _rank_from_shape_input(op, inputs) if len(tries[0][0]) == 1 else None
+            shapes.append(None if rank is None else (-1,) * rank)
         else:
             shapes.append(tuple(int(a) if int(a) == int(b) else -1 for a, b in zip(s1, s2)))
         out_metas.append(TensorMeta(None, dtype))
@@ -563,6 +574,34 @@ def _infer_unknown(op, metas, attrs, inputs):
     if any(v is None for v in values):
         values = None
     return out_metas, _Partial(tuple(shapes), values)
+
+
+# Ops whose result takes its rank from the length of a 1-d shape tensor (input number
+# given): when that tensor's values are only known at run time their inference can say
+# nothing, but the rank follows from its length (Expand: at least the input's rank).
+_SHAPE_INPUT = {"onnx_reshape": 1, "onnx_expand": 1}
+
+
+def _rank_from_shape_input(op, inputs):
+    """The result rank of a :data:`_SHAPE_INPUT` op from its shape tensor's length."""
+    which = _SHAPE_INPUT.get(op.name)
+    if which is None or which >= len(inputs):
+        return None
+    target = partial_shape(inputs[which])
+    if target is None or len(target) != 1 or target[0] < 0:
+        return None
+    rank = target[0]
+    if op.name == "onnx_expand":
+        data = partial_shape(inputs[0])
+        if data is None:
+            return None
+        rank = max(rank, len(data))
+    return rank
+
+
+def _rank_partial(op, inputs):
+    rank = _rank_from_shape_input(op, inputs)
+    return None if rank is None else _Partial(((-1,) * rank,), None)
 
 
 def _probe_infer(op, probe, attrs):

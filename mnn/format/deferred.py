@@ -3,8 +3,10 @@
 Inside a loop body fed by another loop's scan output (stacked RNN layers, say), the body's
 values have no shape when the file is read, and the file's own Input ops there only sketch
 one. Most decoders do not mind, but some need the rank (to resolve a negative axis, to
-check paddings ...). Such an op becomes one ``onnx_deferred`` op whose node, when it runs,
-decodes the op again from the actual inputs:
+check paddings ...). Others need a parameter the file takes from a tensor only run time
+fills (an Interp's scales or a CumSum's axis fed by a graph input; they raise
+:class:`~mnn.format.errors.RuntimeValueNeeded`). Such an op becomes one ``onnx_deferred``
+op whose node, when it runs, decodes the op again from the actual inputs:
 
 1. with placeholders of the actual shapes and dtypes (constants stay constants); the
    result is compiled into a :class:`~mnn.runtime.plan.Plan` and kept for that signature
@@ -18,6 +20,7 @@ A decoder error surfaces then, as a :class:`ModelFileError` naming the op.
 from ..express.errors import MnnError, OpError
 from ..express.var import const, placeholder
 from .errors import ModelFileError
+from .map_runtime_params import RUNTIME_PARAM_WRITERS
 from .mapping import encoder
 
 __all__ = ["DECODE_ERRORS", "DeferredDecode"]
@@ -104,8 +107,16 @@ class DeferredDecode:
 
 @encoder("onnx_deferred")
 def _encode_deferred(ctx, expr):
+    """A deferred decode goes back as the file had it; a deferred ONNX node as the MNN op
+    taking its run-time parameters as inputs, where there is one."""
     node = expr.attrs["node"]
-    if not hasattr(node, "encode_op"):
-        ctx.fail(expr, "an ONNX node the converter left to run time has no MNN op; convert "
-                       "with static input shapes")
-    node.encode_op(ctx, expr)
+    if hasattr(node, "encode_op"):
+        node.encode_op(ctx, expr)
+        return
+    onnx_node = getattr(node, "node", None)
+    writer = RUNTIME_PARAM_WRITERS.get(getattr(onnx_node, "op_type", None))
+    if writer is None:
+        what = f"an ONNX {onnx_node.op_type} node" if onnx_node is not None else "an op"
+        ctx.fail(expr, f"{what} the converter left to run time (its parameters or shapes "
+                       "are only known then) has no MNN op; convert with static input shapes")
+    writer(ctx, expr, node)

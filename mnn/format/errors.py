@@ -2,7 +2,7 @@
 
 from ..express.errors import MnnError
 
-__all__ = ["ModelFileError"]
+__all__ = ["ModelFileError", "RuntimeValueNeeded"]
 
 
 class ModelFileError(MnnError, ValueError):
@@ -11,3 +11,9 @@ class ModelFileError(MnnError, ValueError):
     The message names the file, the place inside it (table path such as
     ``Net.oplists[3].main(Convolution2D).weight``) and what is wrong.
     """
+
+
+class RuntimeValueNeeded(ModelFileError):
+    """A decoder needs the value of an input that only run time fills (a parameter the
+    file takes from a graph input: Resize's scales, CumSum's axis ...). The reader then
+    decodes that op when it runs, from the actual values (see mnn.format.deferred)."""

@@ -195,9 +195,16 @@ def _axes_param(ctx, op, inputs, field="squeezeDims"):
     return [] if dims is None else [int(d) for d in dims]
 
 
+def _runtime_axes(ctx, inputs):
+    """Whether the axes come as a tensor only run time fills (an ONNX model's input)."""
+    return len(inputs) == 2 and ctx.static(inputs[1]) is None
+
+
 @decoder("Squeeze")
 def _decode_squeeze(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1, 2)
+    if _runtime_axes(ctx, inputs):
+        return _graph.apply("onnx_squeeze", list(inputs))
     return [movement.squeeze(inputs[0], _axes_param(ctx, op, inputs))]
 
 
@@ -221,6 +228,8 @@ def _encode_squeeze(ctx, expr):
 @decoder("Unsqueeze", "ExpandDims")
 def _decode_unsqueeze(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1, 2)
+    if _runtime_axes(ctx, inputs):
+        return _graph.apply("onnx_unsqueeze", list(inputs))
     axes = _axes_param(ctx, op, inputs)
     if not axes:
         ctx.fail(op, "names no axis to insert")

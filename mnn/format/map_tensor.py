@@ -253,6 +253,8 @@ def _encode_pad(ctx, expr):
 @decoder("Tile")
 def _decode_tile(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 2)
+    if ctx.static(inputs[1]) is None:  # repeats only run time fills
+        return _graph.apply("onnx_tile", list(inputs))
     reps = _static_ints(ctx, op, inputs[1], "the repeats")
     if len(reps) != inputs[0].ndim or any(r < 0 for r in reps):
         ctx.fail(op, f"repeats {reps} do not fit rank {inputs[0].ndim}")

@@ -15,7 +15,7 @@ Data types: MNN's ``DataType`` numbers map to numpy dtypes here (:func:`dtype_of
 
 import numpy as np
 
-from .errors import ModelFileError
+from .errors import ModelFileError, RuntimeValueNeeded
 
 __all__ = [
     "DECODERS",
@@ -245,7 +245,9 @@ class DecodeContext:
     def need_static(self, op, var, what):
         value = self.static(var)
         if value is None:
-            self.fail(op, f"{what} must be a constant here (it is computed at run time)")
+            raise RuntimeValueNeeded(
+                f"mnn: {self.source}: op {op.get('name')!r} ({op.get('_type_name')}): "
+                f"{what} must be a constant here (it is computed at run time)")
         return value
 
     def param(self, op, table):

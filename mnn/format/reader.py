@@ -17,7 +17,7 @@ from ..express.errors import MnnError, OpError
 from . import (map_control, map_linalg, map_math, map_nn, map_rnn, map_sample,  # noqa: F401
                map_scatter, map_shape, map_tensor)
 from .deferred import DECODE_ERRORS, DeferredDecode
-from .errors import ModelFileError
+from .errors import ModelFileError, RuntimeValueNeeded
 from .external import ExternalWeights
 from .flat import decode
 from .mapping import DECODERS, DecodeContext
@@ -189,7 +189,8 @@ def _run_ops(ctx, oplist, names, where, overrides=None):
         try:
             outs = decode_op(ctx, op, ins)
         except DECODE_ERRORS as exc:
-            if not any(v.expr.metas[v.index].shape is None for v in ins):
+            if not isinstance(exc, RuntimeValueNeeded) and \
+                    not any(v.expr.metas[v.index].shape is None for v in ins):
                 if isinstance(exc, ModelFileError):
                     raise
                 raise ModelFileError(f"mnn: {here}: {exc}") from None

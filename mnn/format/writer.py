@@ -131,6 +131,11 @@ class EncodeContext:
         _, ins, outs = self.root.subgraph_done[id(sub)]
         return ins if which == "inputs" else outs
 
+    def encode_vars(self, variables):
+        """Write the ops above ``variables`` (Vars built on already written ones while
+        encoding an op), so that :meth:`tensor` finds them."""
+        _encode_graph(self, [(None, v) for v in variables])
+
     def encode_as(self, expr, results):
         """Write ``expr`` as the express ops computing ``results`` (Vars built on its
         inputs, one per output): for ops MNN has no op of their own (einsum ...)."""
