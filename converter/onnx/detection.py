@@ -61,10 +61,18 @@ def roi_align(ctx, X, rois, batch_indices, coordinate_transformation_mode="half_
 
 @onnx_op("GridSample", since=16)
 def grid_sample(ctx, X, grid, align_corners=0, mode="linear", padding_mode="zeros"):
-    modes = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest"}
+    # Opset 16 named the modes bilinear/bicubic, opset 20 linear/cubic.
+    modes = {"linear": "linear", "bilinear": "linear", "nearest": "nearest",
+             "cubic": "cubic", "bicubic": "cubic"}
     if mode not in modes:
-        raise ctx.error(f"mode {mode!r} is not supported (linear, nearest)")
+        raise ctx.error(f"attribute 'mode' {mode!r} is not supported (linear, nearest, "
+                        "cubic)")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ctx.error(f"attribute 'padding_mode' {padding_mode!r} is not supported "
+                        "(zeros, border, reflection)")
     rank = len(ctx.known_shape(X) or [])
-    if rank and rank != 4:
-        raise ctx.error(f"only 4-d inputs are supported, got rank {rank}")
-    return F.grid_sample(X, grid, modes[mode], padding_mode, bool(align_corners))
+    if rank == 4 and modes[mode] != "cubic":
+        return F.grid_sample(X, grid, "bilinear" if modes[mode] == "linear" else "nearest",
+                             padding_mode, bool(align_corners))
+    # Volumetric (or higher) inputs and cubic interpolation.
+    return F.onnx_grid_sample(X, grid, modes[mode], padding_mode, bool(align_corners))

@@ -103,7 +103,37 @@ cdef extern from *:
                 out[cn * x + c] = p[c] * w0[x] + p[c + cn] * w1[x];
         }
     }
+
+    /* One output row of a 3-channel uint8 halving: out[3x + c] = (the four bytes c of
+       pixels 2x and 2x + 1 of rows r0 and r1 + 2) >> 2. The vector loop reads 8 bytes
+       at 6x of each row (two past the pair) and writes 4 bytes at 3x, so it stops one
+       pixel early and the scalar loop writes the last pixel. */
+    static void mnn_half3_u8(const unsigned char* r0, const unsigned char* r1, int dw,
+                             unsigned char* out) {
+        int x = 0;
+    #ifdef __SSE4_1__
+        const __m128i two = _mm_set1_epi16(2);
+        for (; x < dw - 1; x++) {
+            __m128i a = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i*)(r0 + 6 * x)));
+            __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i*)(r1 + 6 * x)));
+            __m128i v = _mm_add_epi16(a, b);
+            v = _mm_add_epi16(v, _mm_srli_si128(v, 6));
+            v = _mm_srli_epi16(_mm_add_epi16(v, two), 2);
+            v = _mm_packus_epi16(v, v);
+            int word = _mm_cvtsi128_si32(v);
+            memcpy(out + 3 * x, &word, 4);
+        }
+    #endif
+        for (; x < dw; x++) {
+            for (int c = 0; c < 3; c++) {
+                int i = 6 * x + c;
+                out[3 * x + c] = (unsigned char)((r0[i] + r0[i + 3] + r1[i] + r1[i + 3] + 2) >> 2);
+            }
+        }
+    }
     """
+    void mnn_half3_u8(const unsigned char* r0, const unsigned char* r1, int dw,
+                      unsigned char* out) nogil
     void mnn_mix_u8(const int* row, const int* ofs, const int* w0, const int* w1,
                     int dw, int cn, unsigned char* out) nogil
     void mnn_hmix_u8(const unsigned char* row, const int* ofs, const int* w0, const int* w1,
@@ -453,3 +483,53 @@ def hpass_linear_px_f32(const float[:, :, ::1] src, const int[::1] rows, const i
             for x in range(dw):
                 for c in range(cn):
                     out[cn * x + c] = row[ofs[x] + c] * w0[x] + row[ofs[x] + cn + c] * w1[x]
+
+
+ctypedef unsigned char uchar
+
+ctypedef fused half_t:
+    uchar
+    float
+
+
+cdef inline void _half_row(const half_t* r0, const half_t* r1, half_t* o, Py_ssize_t dw,
+                           Py_ssize_t cn) noexcept nogil:
+    # Called with a literal cn for the common counts, so the loops unroll and vectorise.
+    cdef Py_ssize_t x, c, i
+    for x in range(dw):
+        for c in range(cn):
+            i = 2 * x * cn + c
+            if half_t is float:
+                o[x * cn + c] = ((r0[i] + r0[i + cn]) + (r1[i] + r1[i + cn])) * <float>0.25
+            else:
+                o[x * cn + c] = <unsigned char>((r0[i] + r0[i + cn] + r1[i] + r1[i + cn] + 2)
+                                                >> 2)
+
+
+def resize_half(const half_t[:, :, ::1] src, half_t[:, :, ::1] dst, int nthreads):
+    """Bilinear (or area) resize to exactly half the size in both directions: each output
+    pixel is the mean of a 2x2 block, ``(a + b + c + d + 2) >> 2`` for uint8 (the
+    bilinear fixed-point sum with weights 1/2 gives the same value).
+    """
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], cn = dst.shape[2], y
+    cdef const half_t* r0
+    cdef const half_t* r1
+    cdef half_t* o
+    if src.shape[0] != 2 * dh or src.shape[1] != 2 * dw or src.shape[2] != cn:
+        raise ValueError(f"mnn.cv.resize kernel: a {src.shape[0]}x{src.shape[1]}x"
+                         f"{src.shape[2]} image does not halve into {dh}x{dw}x{cn}")
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+        r0 = &src[2 * y, 0, 0]
+        r1 = &src[2 * y + 1, 0, 0]
+        o = &dst[y, 0, 0]
+        if cn == 1:
+            _half_row(r0, r1, o, dw, 1)
+        elif cn == 3:
+            if half_t is uchar:
+                mnn_half3_u8(r0, r1, <int>dw, o)
+            else:
+                _half_row(r0, r1, o, dw, 3)
+        elif cn == 4:
+            _half_row(r0, r1, o, dw, 4)
+        else:
+            _half_row(r0, r1, o, dw, cn)

@@ -92,6 +92,13 @@ def _vertical_first(sw, dw, rows, dh):
     return len(rows) > 1.5 * dh and sw <= 16 * dw
 
 
+def _exact_half(interpolation, dtype, sw, sh, dw, dh, fx, fy):
+    # A downscale to exactly half in both directions (by size or by factors of 0.5).
+    return (interpolation in (C.INTER_LINEAR, C.INTER_LINEAR_EXACT, C.INTER_AREA)
+            and dtype in (np.uint8, np.float32) and sw == 2 * dw and sh == 2 * dh
+            and _axis_scales(sw, dw, fx)[0] == 2.0 and _axis_scales(sh, dh, fy)[0] == 2.0)
+
+
 def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None, pixel_taps=None):
     # pixel_taps: _pixel_taps tables when the resize is bilinear on 3 or 4 channels
     # (uint8 or float32), for the one-pixel-per-vector kernels.
@@ -188,6 +195,10 @@ def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=C.INTER_LINEAR):
         ys = tables.nearest(sh, dh, _axis_scales(sh, dh, fy)[0], exact)
         out = np.empty((dh, dw, hwc.shape[2]), dtype=hwc.dtype)
         _k.gather(hwc, ys, xs, out, threads(out.size))
+    elif _exact_half(interpolation, hwc.dtype, sw, sh, dw, dh, fx, fy):
+        # Bilinear and area both average 2x2 blocks here (OpenCV's rounding included).
+        out = np.empty((dh, dw, hwc.shape[2]), dtype=hwc.dtype)
+        _k.resize_half(hwc, out, threads(out.size * 4))
     else:
         if interpolation == C.INTER_LINEAR_EXACT:
             interpolation = C.INTER_LINEAR

@@ -74,6 +74,27 @@ def test_resize_linear_pixel_vector_paths(shape, dsize, threads, channels):
         F.set_thread_number(1)
 
 
+@pytest.mark.parametrize("interp", [cv2.INTER_LINEAR, cv2.INTER_LINEAR_EXACT, cv2.INTER_AREA])
+@pytest.mark.parametrize("channels", [1, 3, 4, 5])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_resize_exact_half(interp, channels, dtype):
+    # Halving averages 2x2 blocks; cv2 gives the same for bilinear and area.
+    if interp == cv2.INTER_AREA and channels > 4:
+        return  # cv2's INTER_AREA refuses more than 4 channels: no oracle
+    src = photo_like(62, 98, channels, seed=3).astype(dtype)
+    if dtype == np.float32:
+        src = src / 3
+    for kwargs in [dict(dsize=(49, 31)), dict(dsize=None, fx=0.5, fy=0.5)]:
+        ours = cv.resize(src, interpolation=interp, **kwargs)
+        theirs = cv2.resize(src, interpolation=interp, **kwargs)
+        if dtype == np.uint8:
+            # cv2 averages blocks of up to 4 channels exactly; 5 go through its general
+            # bilinear path, which rounds within one level of the mean.
+            assert_close_u8(ours, theirs, tol=0 if channels <= 4 else 1)
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-5)
+
+
 def test_resize_var_and_batch(photo):
     out = cv.resize(F.const(photo), (64, 48))
     assert isinstance(out, F.Var)
