@@ -1,460 +1,448 @@
 # cython: language_level=3
-"""Max and average pooling over (N, C, D, H, W) and their gradients (2-D pooling is D = 1).
+"""Max and average pooling on a regular 2-D window grid over (N, C, H, W), and their
+gradients. Other window layouts (3-D, global, adaptive) use ``pool_table.pyx``.
 
-Two kernel kinds:
+Window ``(oy, ox)`` reads input rows ``oy*sh - pt + i*dh`` (``i < kh``) and columns
+``ox*sw - pl + j*dw`` (``j < kw``); taps in the padding are -inf for max and 0 for the sum,
+which average pooling divides by ``divh[oy] * divw[ox]`` (Python's tap counts).
 
-- *Table* kernels (any window layout: regular with dilation, global, adaptive, 3-D). Each
-  spatial axis has a table ``win[0, o] <= i < win[1, o]`` of the input positions output
-  ``o`` reads, stepping by the axis's dilation (``win[0, o]`` is the first tap inside the
-  input, already on the dilation grid; Python builds the tables). Average pooling divides
-  by ``divd[od] * divh[oy] * divw[ox]`` (the tap counts, with or without padding, which
-  Python decides). The tables are checked against the input size before any loop runs.
-- *Regular* kernels for a 2-D regular window grid (forward and max backward), which need
-  no tables and vectorize along the contiguous width axis.
+Per output row the kernels first reduce the window's rows that lie inside the image into
+one row (one pass for up to three rows), placed in a row buffer padded with the fill value
+so that the column reduction reads ``row[ox*sw + j*dw]`` without bounds tests, with
+constant-stride loops for the common strides 1 and 2. Max and average share this
+structure (``is_max``; the branch sits outside every inner loop). Max pooling propagates
+NaN, as torch and numpy do, and its gradient goes to the first maximum of each window in
+row-major tap order (the first NaN when there is one): the window maxima are recomputed
+per row and matched tap by tap with branch-free selects.
 
-An empty window (only padding) gives -inf for max pooling (index -1) and 0 for average
-pooling, and passes no gradient back. Max pooling propagates NaN, as torch and numpy do.
-Every kernel parallelizes over the N * C planes (a thread owns whole planes of its output,
-so there are no races) and releases the GIL.
+Every kernel parallelizes over the N * C planes (a thread owns whole planes of its output)
+and releases the GIL; per-thread scratch rows come from Python.
 """
 cimport openmp
 import numpy as np
 from cython.parallel cimport prange
 from libc.math cimport INFINITY
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 ctypedef fused real_t:
     float
     double
 
 
-# ---------------------------------------------------------------------------------------
-# checks (Python level, before any nogil loop)
-
-
-def _check_tables(in_shape, out_shape, tables, steps):
-    """Raise unless every table row lies inside its input axis and matches the output."""
-    if len(tables) != 3 or len(steps) != 3:
-        raise ValueError("pool kernel: need three window tables and three steps")
-    for axis in range(3):
-        win = tables[axis]
-        size, out = in_shape[2 + axis], out_shape[2 + axis]
-        if win.ndim != 2 or win.shape[0] != 2 or win.shape[1] != out:
-            raise ValueError(f"pool kernel: window table {axis} does not match the output "
-                             f"size {out}")
-        if steps[axis] < 1:
-            raise ValueError(f"pool kernel: step {steps[axis]} must be positive")
-        if out and (win[0].min() < 0 or win[1].max() > size or (win[1] < win[0]).any()):
-            raise ValueError(f"pool kernel: window table {axis} outside 0..{size}")
-
-
-def _check_pair(x, y, what):
-    if x.ndim != 5 or y.ndim != 5 or x.shape[0] != y.shape[0] or x.shape[1] != y.shape[1]:
-        raise ValueError(f"pool kernel: {what} must be 5-D with equal batch and channels")
-
-
-def _check_divisors(divs, out_shape):
-    for axis in range(3):
-        if divs[axis].shape[0] != out_shape[2 + axis]:
-            raise ValueError("pool kernel: divisor tables do not match the output size")
-
-
-# ---------------------------------------------------------------------------------------
-# table kernels
-
-
-def max_forward(const real_t[:, :, :, :, ::1] x, real_t[:, :, :, :, ::1] y,
-                long[:, :, :, :, ::1] idx, tables, steps, int nthreads=1):
-    """``y`` = max of ``x`` over each window (overwritten); ``idx`` (or None) gets the
-    flat in-plane position ``(iz * H + iy) * W + ix`` of the first maximum (of the first
-    NaN when the window holds one)."""
-    _check_pair(x, y, "input and output")
-    _check_tables(x.shape, y.shape, tables, steps)
-    if idx is not None and tuple(idx.shape) != tuple(y.shape):
-        raise ValueError("pool kernel: index output must have the output's shape")
-    cdef const long[:, ::1] wd = tables[0]
-    cdef const long[:, ::1] wh = tables[1]
-    cdef const long[:, ::1] ww = tables[2]
-    cdef Py_ssize_t sd = steps[0], sh = steps[1], sw = steps[2]
-    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[3], W = x.shape[4]
-    cdef Py_ssize_t OD = y.shape[2], OH = y.shape[3], OW = y.shape[4]
-    cdef Py_ssize_t plane = x.shape[2] * H * W, oplane = OD * OH * OW
-    cdef bint want_idx = idx is not None
-    cdef Py_ssize_t job, od, oy, ox, iz, iy, ix, at, best_at, o
-    cdef real_t best, v
-    cdef const real_t* xp
-    cdef real_t* yp
-    cdef long* ibase = NULL
-    cdef long* ip
-    if N * C == 0 or oplane == 0:
-        return
-    if want_idx:
-        ibase = &idx[0, 0, 0, 0, 0]
-    with nogil:
-        for job in prange(N * C, num_threads=nthreads, schedule="static"):
-            xp = &x[0, 0, 0, 0, 0] + job * plane
-            yp = &y[0, 0, 0, 0, 0] + job * oplane
-            ip = ibase + job * oplane if want_idx else NULL
-            o = 0
-            for od in range(OD):
-                for oy in range(OH):
-                    for ox in range(OW):
-                        best = -INFINITY
-                        best_at = -1
-                        iz = wd[0, od]
-                        while iz < wd[1, od]:
-                            iy = wh[0, oy]
-                            while iy < wh[1, oy]:
-                                at = (iz * H + iy) * W
-                                ix = ww[0, ox]
-                                while ix < ww[1, ox]:
-                                    v = xp[at + ix]
-                                    if v > best or (v != v and best == best) or best_at < 0:
-                                        best = v
-                                        best_at = at + ix
-                                    ix = ix + sw
-                                iy = iy + sh
-                            iz = iz + sd
-                        yp[o] = best
-                        if want_idx:
-                            ip[o] = best_at
-                        o = o + 1
-
-
-def max_backward(const real_t[:, :, :, :, ::1] x, const real_t[:, :, :, :, ::1] dy,
-                 real_t[:, :, :, :, ::1] dx, tables, steps, int nthreads=1):
-    """``dx`` (overwritten): each ``dy`` entry goes to the first maximum of its window
-    (the first NaN when there is one, where torch's gradient goes too)."""
-    _check_pair(x, dy, "input and gradient")
-    _check_tables(x.shape, dy.shape, tables, steps)
-    if tuple(dx.shape) != tuple(x.shape):
-        raise ValueError("pool kernel: dx must have the input's shape")
-    cdef const long[:, ::1] wd = tables[0]
-    cdef const long[:, ::1] wh = tables[1]
-    cdef const long[:, ::1] ww = tables[2]
-    cdef Py_ssize_t sd = steps[0], sh = steps[1], sw = steps[2]
-    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[3], W = x.shape[4]
-    cdef Py_ssize_t OD = dy.shape[2], OH = dy.shape[3], OW = dy.shape[4]
-    cdef Py_ssize_t plane = x.shape[2] * H * W, oplane = OD * OH * OW
-    cdef Py_ssize_t job, od, oy, ox, iz, iy, ix, at, best_at, o
-    cdef real_t best, v
-    cdef const real_t* xp
-    cdef const real_t* gp
-    cdef real_t* dp
-    if N * C == 0 or plane == 0:
-        return
-    with nogil:
-        for job in prange(N * C, num_threads=nthreads, schedule="static"):
-            xp = &x[0, 0, 0, 0, 0] + job * plane
-            dp = &dx[0, 0, 0, 0, 0] + job * plane
-            gp = &dy[0, 0, 0, 0, 0] + job * oplane if oplane else NULL
-            memset(dp, 0, plane * sizeof(real_t))
-            o = 0
-            for od in range(OD):
-                for oy in range(OH):
-                    for ox in range(OW):
-                        best = -INFINITY
-                        best_at = -1
-                        iz = wd[0, od]
-                        while iz < wd[1, od]:
-                            iy = wh[0, oy]
-                            while iy < wh[1, oy]:
-                                at = (iz * H + iy) * W
-                                ix = ww[0, ox]
-                                while ix < ww[1, ox]:
-                                    v = xp[at + ix]
-                                    if v > best or (v != v and best == best) or best_at < 0:
-                                        best = v
-                                        best_at = at + ix
-                                    ix = ix + sw
-                                iy = iy + sh
-                            iz = iz + sd
-                        if best_at >= 0:
-                            dp[best_at] += gp[o]
-                        o = o + 1
-
-
-def avg_forward(const real_t[:, :, :, :, ::1] x, real_t[:, :, :, :, ::1] y, tables, steps,
-                divs, int nthreads=1):
-    """``y`` = window sum / (divd[od] * divh[oy] * divw[ox]) (overwritten; 0 where the
-    divisor is 0)."""
-    _check_pair(x, y, "input and output")
-    _check_tables(x.shape, y.shape, tables, steps)
-    _check_divisors(divs, y.shape)
-    cdef const long[:, ::1] wd = tables[0]
-    cdef const long[:, ::1] wh = tables[1]
-    cdef const long[:, ::1] ww = tables[2]
-    cdef const real_t[::1] dd = divs[0]
-    cdef const real_t[::1] dh = divs[1]
-    cdef const real_t[::1] dw = divs[2]
-    cdef Py_ssize_t sd = steps[0], sh = steps[1], sw = steps[2]
-    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[3], W = x.shape[4]
-    cdef Py_ssize_t OD = y.shape[2], OH = y.shape[3], OW = y.shape[4]
-    cdef Py_ssize_t plane = x.shape[2] * H * W, oplane = OD * OH * OW
-    cdef Py_ssize_t job, od, oy, ox, iz, iy, ix, at, o
-    cdef real_t acc, d
-    cdef const real_t* xp
-    cdef real_t* yp
-    if N * C == 0 or oplane == 0:
-        return
-    with nogil:
-        for job in prange(N * C, num_threads=nthreads, schedule="static"):
-            xp = &x[0, 0, 0, 0, 0] + job * plane
-            yp = &y[0, 0, 0, 0, 0] + job * oplane
-            o = 0
-            for od in range(OD):
-                for oy in range(OH):
-                    for ox in range(OW):
-                        acc = 0
-                        iz = wd[0, od]
-                        while iz < wd[1, od]:
-                            iy = wh[0, oy]
-                            while iy < wh[1, oy]:
-                                at = (iz * H + iy) * W
-                                ix = ww[0, ox]
-                                while ix < ww[1, ox]:
-                                    acc = acc + xp[at + ix]
-                                    ix = ix + sw
-                                iy = iy + sh
-                            iz = iz + sd
-                        d = dd[od] * dh[oy] * dw[ox]
-                        yp[o] = acc / d if d > 0 else 0
-                        o = o + 1
-
-
-def avg_backward(const real_t[:, :, :, :, ::1] dy, real_t[:, :, :, :, ::1] dx, tables,
-                 steps, divs, int nthreads=1):
-    """``dx`` (overwritten): each ``dy / divisor`` spread over the taps of its window."""
-    _check_pair(dx, dy, "gradient and input gradient")
-    _check_tables(dx.shape, dy.shape, tables, steps)
-    _check_divisors(divs, dy.shape)
-    cdef const long[:, ::1] wd = tables[0]
-    cdef const long[:, ::1] wh = tables[1]
-    cdef const long[:, ::1] ww = tables[2]
-    cdef const real_t[::1] dd = divs[0]
-    cdef const real_t[::1] dh = divs[1]
-    cdef const real_t[::1] dw = divs[2]
-    cdef Py_ssize_t sd = steps[0], sh = steps[1], sw = steps[2]
-    cdef Py_ssize_t N = dx.shape[0], C = dx.shape[1], H = dx.shape[3], W = dx.shape[4]
-    cdef Py_ssize_t OD = dy.shape[2], OH = dy.shape[3], OW = dy.shape[4]
-    cdef Py_ssize_t plane = dx.shape[2] * H * W, oplane = OD * OH * OW
-    cdef Py_ssize_t job, od, oy, ox, iz, iy, ix, at, o
-    cdef real_t g, d
-    cdef const real_t* gp
-    cdef real_t* dp
-    if N * C == 0 or plane == 0:
-        return
-    with nogil:
-        for job in prange(N * C, num_threads=nthreads, schedule="static"):
-            dp = &dx[0, 0, 0, 0, 0] + job * plane
-            gp = &dy[0, 0, 0, 0, 0] + job * oplane if oplane else NULL
-            memset(dp, 0, plane * sizeof(real_t))
-            o = 0
-            for od in range(OD):
-                for oy in range(OH):
-                    for ox in range(OW):
-                        d = dd[od] * dh[oy] * dw[ox]
-                        if d > 0:
-                            g = gp[o] / d
-                            iz = wd[0, od]
-                            while iz < wd[1, od]:
-                                iy = wh[0, oy]
-                                while iy < wh[1, oy]:
-                                    at = (iz * H + iy) * W
-                                    ix = ww[0, ox]
-                                    while ix < ww[1, ox]:
-                                        dp[at + ix] += g
-                                        ix = ix + sw
-                                    iy = iy + sh
-                                iz = iz + sd
-                        o = o + 1
-
-
-# ---------------------------------------------------------------------------------------
-# regular 2-D kernels
-
-
 cdef inline real_t _nanmax(real_t a, real_t b) noexcept nogil:
-    # max that propagates NaN from either side (torch's and numpy's max pooling do).
-    # Two selects and no branch, so the band loops vectorize.
+    # max that propagates NaN from either side; two selects and no branch, so the loops
+    # vectorize.
     cdef real_t m = a if a > b else b
     return a if a != a else m
 
 
-cdef inline void _phase_bounds(Py_ssize_t p, Py_ssize_t sw, Py_ssize_t pl, Py_ssize_t W,
-                               Py_ssize_t L, Py_ssize_t* i0, Py_ssize_t* i1) noexcept nogil:
-    # Phase p holds padded columns q = p + sw*i, i.e. input columns ix = p + sw*i - pl.
-    # [i0, i1) are the i whose ix lies inside 0..W-1 (clipped to the phase length L).
-    cdef Py_ssize_t a = pl - p
-    cdef Py_ssize_t lo = 0 if a <= 0 else (a + sw - 1) // sw
-    cdef Py_ssize_t b = W + pl - p
-    cdef Py_ssize_t hi = 0 if b <= 0 else (b + sw - 1) // sw
-    if lo > L:
-        lo = L
-    if hi > L:
-        hi = L
-    if hi < lo:
-        hi = lo
-    i0[0] = lo
-    i1[0] = hi
+cdef inline real_t _plane_reduce(const real_t* src, Py_ssize_t S, bint is_max) noexcept nogil:
+    # Sixteen partial results (one vector register of floats) so the loop vectorizes
+    # without reassociating a single accumulator; then the partials and the tail.
+    cdef real_t part[16]
+    cdef Py_ssize_t i, l, full = S - S % 16
+    cdef real_t acc
+    if full == 0:
+        acc = src[0]
+        for i in range(1, S):
+            acc = _nanmax(src[i], acc) if is_max else acc + src[i]
+        return acc if is_max else acc / S
+    for l in range(16):
+        part[l] = src[l]
+    if is_max:
+        for i in range(16, full, 16):
+            for l in range(16):
+                part[l] = _nanmax(src[i + l], part[l])
+    else:
+        for i in range(16, full, 16):
+            for l in range(16):
+                part[l] = part[l] + src[i + l]
+    acc = part[0]
+    for l in range(1, 16):
+        acc = _nanmax(part[l], acc) if is_max else acc + part[l]
+    for i in range(full, S):
+        acc = _nanmax(src[i], acc) if is_max else acc + src[i]
+    return acc if is_max else acc / S
 
 
-def _check_regular(x, y, kh, kw, sh, sw, pt, pl, dh, dw, nthreads):
+cdef inline void _reduce_rows(const real_t* plane, Py_ssize_t H, Py_ssize_t W,
+                              Py_ssize_t r0, Py_ssize_t kh, Py_ssize_t dh, bint is_max,
+                              real_t fill, real_t* rb) noexcept nogil:
+    """``rb[0:W]`` = max or sum over the taps ``r0 + i*dh`` (``i < kh``) inside the image
+    (``fill`` when there are none); up to three rows in one pass."""
+    cdef const real_t* rows[3]
+    cdef const real_t* src
+    cdef Py_ssize_t i, r, ix, n = 0
+    for i in range(kh):
+        r = r0 + i * dh
+        if 0 <= r < H:
+            if n < 3:
+                rows[n] = plane + r * W
+            n = n + 1
+    if n == 0:
+        for ix in range(W):
+            rb[ix] = fill
+        return
+    if n == 1:
+        for ix in range(W):
+            rb[ix] = rows[0][ix]
+    elif n == 2 and is_max:
+        for ix in range(W):
+            rb[ix] = _nanmax(rows[1][ix], rows[0][ix])
+    elif n == 2:
+        for ix in range(W):
+            rb[ix] = rows[0][ix] + rows[1][ix]
+    elif is_max:
+        for ix in range(W):
+            rb[ix] = _nanmax(rows[2][ix], _nanmax(rows[1][ix], rows[0][ix]))
+    else:
+        for ix in range(W):
+            rb[ix] = rows[0][ix] + rows[1][ix] + rows[2][ix]
+    if n <= 3:
+        return
+    n = 0
+    for i in range(kh):
+        r = r0 + i * dh
+        if 0 <= r < H:
+            n = n + 1
+            if n > 3:
+                src = plane + r * W
+                if is_max:
+                    for ix in range(W):
+                        rb[ix] = _nanmax(src[ix], rb[ix])
+                else:
+                    for ix in range(W):
+                        rb[ix] = rb[ix] + src[ix]
+
+
+cdef inline void _reduce_cols(const real_t* rp, real_t* out, Py_ssize_t OW, Py_ssize_t kw,
+                              Py_ssize_t sw, Py_ssize_t dw, bint is_max) noexcept nogil:
+    """``out[ox]`` = max or sum of ``rp[ox*sw + j*dw]`` over ``j < kw`` (``rp`` padded)."""
+    cdef Py_ssize_t ox, j, q
+    if dw == 1 and sw == 2 and kw == 2:
+        if is_max:
+            for ox in range(OW):
+                out[ox] = _nanmax(rp[2 * ox + 1], rp[2 * ox])
+        else:
+            for ox in range(OW):
+                out[ox] = rp[2 * ox] + rp[2 * ox + 1]
+        return
+    if dw == 1 and sw == 2 and kw == 3:
+        if is_max:
+            for ox in range(OW):
+                out[ox] = _nanmax(rp[2 * ox + 2], _nanmax(rp[2 * ox + 1], rp[2 * ox]))
+        else:
+            for ox in range(OW):
+                out[ox] = rp[2 * ox] + rp[2 * ox + 1] + rp[2 * ox + 2]
+        return
+    if sw == 1:
+        for ox in range(OW):
+            out[ox] = rp[ox]
+        for j in range(1, kw):
+            q = j * dw
+            if is_max:
+                for ox in range(OW):
+                    out[ox] = _nanmax(rp[ox + q], out[ox])
+            else:
+                for ox in range(OW):
+                    out[ox] = out[ox] + rp[ox + q]
+        return
+    for ox in range(OW):
+        out[ox] = rp[ox * sw]
+    for j in range(1, kw):
+        q = j * dw
+        if is_max:
+            for ox in range(OW):
+                out[ox] = _nanmax(rp[ox * sw + q], out[ox])
+        else:
+            for ox in range(OW):
+                out[ox] = out[ox] + rp[ox * sw + q]
+
+
+cdef inline void _fill_borders(real_t* rp, Py_ssize_t pl, Py_ssize_t W, Py_ssize_t Wp,
+                               real_t fill) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(pl):
+        rp[i] = fill
+    for i in range(pl + W, Wp):
+        rp[i] = fill
+
+
+cdef inline void _col_range(Py_ssize_t coff, Py_ssize_t sw, Py_ssize_t W, Py_ssize_t OW,
+                            Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    # The ox with 0 <= ox*sw + coff < W.
+    cdef Py_ssize_t a = 0 if coff >= 0 else (-coff + sw - 1) // sw
+    cdef Py_ssize_t b = 0 if W - coff <= 0 else (W - coff + sw - 1) // sw
+    if b > OW:
+        b = OW
+    if b < a:
+        b = a
+    lo[0] = a
+    hi[0] = b
+
+
+def _geometry(x, y, kh, kw, sh, sw, pt, pl, dh, dw, nthreads):
+    """Checks; returns the padded row width (every window's columns, and the input)."""
     if x.ndim != 4 or y.ndim != 4 or x.shape[0] != y.shape[0] or x.shape[1] != y.shape[1]:
         raise ValueError("pool kernel: input and output must be 4-D with equal batch and "
                          "channels")
     if min(kh, kw, sh, sw, dh, dw, nthreads) < 1 or pt < 0 or pl < 0:
         raise ValueError("pool kernel: bad window geometry")
+    return max((y.shape[3] - 1) * sw + (kw - 1) * dw + 1, pl + x.shape[3])
+
+
+def _scratch(nthreads, width, dtype):
+    # Per-thread rows, 64-byte apart so threads never share a cache line.
+    width = -(-width // 16) * 16 + 16
+    return np.empty((nthreads, width), dtype=dtype)
 
 
 def pool_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y, bint is_max,
                          Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
                          Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
                          const real_t[::1] divh, const real_t[::1] divw, int nthreads=1):
-    """Max (``is_max``) or average pooling with a regular window grid (``y`` overwritten).
-
-    Window ``(oy, ox)`` reads input rows ``oy*sh - pt + i*dh`` (``i < kh``) and columns
-    ``ox*sw - pl + j*dw`` (``j < kw``); padding is -inf for max and 0 for the sum, which
-    average pooling divides by ``divh[oy] * divw[ox]`` (unused for max).
-
-    Per output row: the reduction of the window's rows that lie inside the image, written
-    de-interleaved into ``sw`` phase rows (phase ``p`` holds padded columns ``p + sw*i``,
-    the fill value outside the image), so that tap ``j`` of output ``ox`` is
-    ``phase[(j*dw) % sw][ox + (j*dw) // sw]``: the column reduction is then ``kw``
-    contiguous, vectorizable passes written straight into ``y``. Max and average share
-    this structure; the branch on ``is_max`` sits outside every inner loop.
-    """
-    _check_regular(x, y, kh, kw, sh, sw, pt, pl, dh, dw, nthreads)
+    """Max (``is_max``) or average pooling (``y`` overwritten); ``divh``/``divw`` are
+    used by average pooling only."""
+    cdef Py_ssize_t Wp = _geometry(x, y, kh, kw, sh, sw, pt, pl, dh, dw, nthreads)
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t OH = y.shape[2], OW = y.shape[3]
     if not is_max and (divh.shape[0] != OH or divw.shape[0] != OW):
         raise ValueError("pool kernel: divisor tables do not match the output size")
     if N == 0 or C == 0 or OH == 0 or OW == 0:
         return
-    # Padded width covering every window; phase p has L >= ceil((Wp - p) / sw) slots.
-    cdef Py_ssize_t Wp = (OW - 1) * sw + (kw - 1) * dw + 1, L = Wp // sw + 1
-    dt = np.float32 if real_t is float else np.float64
-    scratch = np.empty((nthreads, sw * L + W + 1), dtype=dt)
-    cdef real_t[:, ::1] buf = scratch
+    cdef real_t[:, ::1] buf = _scratch(nthreads, Wp, np.float32 if real_t is float
+                                       else np.float64)
     cdef real_t fill = -INFINITY if is_max else 0
-    cdef Py_ssize_t job, n, c, r, i, p, j, oy, ox, ix, tid, rows, i0, i1, off, q
-    cdef real_t* ph
-    cdef real_t* rb
-    cdef real_t* dst
+    cdef Py_ssize_t job, oy, ox
+    cdef real_t* rp
     cdef real_t* out
-    cdef const real_t* src
+    cdef const real_t* plane
     cdef real_t d
     with nogil:
         for job in prange(N * C, num_threads=nthreads, schedule="static"):
-            tid = openmp.omp_get_thread_num()
-            n = job // C
-            c = job % C
-            ph = &buf[tid, 0]
-            rb = ph + sw * L
+            rp = &buf[openmp.omp_get_thread_num(), 0]
+            plane = &x[0, 0, 0, 0] + job * H * W
+            _fill_borders(rp, pl, W, Wp, fill)
             for oy in range(OH):
-                # Rows of the window inside the image, reduced contiguously first.
-                rows = 0
-                for i in range(kh):
-                    r = oy * sh - pt + i * dh
-                    if r < 0 or r >= H or W == 0:
-                        continue
-                    src = &x[n, c, r, 0]
-                    if rows == 0:
-                        for ix in range(W):
-                            rb[ix] = src[ix]
-                    elif is_max:
-                        for ix in range(W):
-                            rb[ix] = _nanmax(src[ix], rb[ix])
-                    else:
-                        for ix in range(W):
-                            rb[ix] = rb[ix] + src[ix]
-                    rows = rows + 1
-                for p in range(sw):
-                    dst = ph + p * L
-                    # Assigned here so Cython makes them thread-private: written only
-                    # through pointers, they were shared between threads (a race).
-                    i0 = 0
-                    i1 = 0
-                    _phase_bounds(p, sw, pl, W, L, &i0, &i1)
-                    if rows == 0:
-                        i1 = i0
-                    for i in range(i0):
-                        dst[i] = fill
-                    for i in range(i1, L):
-                        dst[i] = fill
-                    off = p - pl
-                    for i in range(i0, i1):
-                        dst[i] = rb[off + sw * i]
-                out = &y[n, c, oy, 0]
-                for ox in range(OW):
-                    out[ox] = ph[ox]
-                for j in range(1, kw):
-                    q = j * dw
-                    src = ph + (q % sw) * L + q // sw
-                    if is_max:
-                        for ox in range(OW):
-                            out[ox] = _nanmax(src[ox], out[ox])
-                    else:
-                        for ox in range(OW):
-                            out[ox] = out[ox] + src[ox]
+                out = &y[0, 0, 0, 0] + (job * OH + oy) * OW
+                _reduce_rows(plane, H, W, oy * sh - pt, kh, dh, is_max, fill, rp + pl)
+                _reduce_cols(rp, out, OW, kw, sw, dw, is_max)
                 if not is_max:
                     for ox in range(OW):
                         d = divh[oy] * divw[ox]
                         out[ox] = out[ox] / d if d > 0 else 0
 
 
+cdef extern from *:
+    int __builtin_ctz(unsigned int x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
+
+
+cdef inline void _max_backward_2x2(const real_t* plane, const real_t* g, real_t* dplane,
+                                   Py_ssize_t W, Py_ssize_t OH,
+                                   Py_ssize_t OW) noexcept nogil:
+    # 2x2 windows, stride 2, every window inside the image (LeNet's and VGG's pooling).
+    # Small planes leave no room for vectors along a row, and a chain of compare-and-
+    # select per window becomes mispredicted branches. Instead: the window max m (NaN if
+    # any tap is NaN), one bit per tap that equals m (or is NaN), and the lowest set bit
+    # is the first maximum in row-major order. No data-dependent branch.
+    cdef Py_ssize_t oy, ox, first
+    cdef const real_t* r0
+    cdef const real_t* r1
+    cdef real_t a, b, c, d, m
+    cdef unsigned int bits
+    for oy in range(OH):
+        r0 = plane + 2 * oy * W
+        r1 = r0 + W
+        for ox in range(OW):
+            a = r0[2 * ox]
+            b = r0[2 * ox + 1]
+            c = r1[2 * ox]
+            d = r1[2 * ox + 1]
+            m = _nanmax(_nanmax(a, b), _nanmax(c, d))
+            bits = (((a == m) | (a != a)) | (((b == m) | (b != b)) << 1)
+                    | (((c == m) | (c != c)) << 2) | (((d == m) | (d != d)) << 3))
+            first = __builtin_ctz(bits)
+            dplane[(2 * oy + (first >> 1)) * W + 2 * ox + (first & 1)] += g[oy * OW + ox]
+
+
 def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1] dy,
                          real_t[:, :, :, ::1] dx, Py_ssize_t kh, Py_ssize_t kw,
                          Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
                          Py_ssize_t dh, Py_ssize_t dw, int nthreads=1):
-    """``dx`` (overwritten) of max pooling on a regular grid (geometry as
-    :func:`pool_forward_regular`): each ``dy`` entry goes to the first maximum of its
-    window in row-major tap order (the first NaN when there is one).
+    """``dx`` (overwritten) of max pooling: each ``dy`` entry goes to the first maximum of
+    its window in row-major tap order (the first NaN when there is one).
 
-    The window's column range is clipped once per output column and its row range once
-    per output row, so the inner loops carry no bounds tests.
+    Per output row: the window maxima ``m`` (as the forward kernel); then, vector-wide
+    over the windows, one bit per tap inside the image that equals ``m`` (or is NaN), in
+    row-major tap order, 64 taps per pass; the lowest set bit is the first maximum. Then
+    one scatter of ``dy`` per window. No data-dependent branch in the vector loops.
     """
-    _check_regular(x, dy, kh, kw, sh, sw, pt, pl, dh, dw, nthreads)
+    cdef Py_ssize_t Wp = _geometry(x, dy, kh, kw, sh, sw, pt, pl, dh, dw, nthreads)
     if tuple(dx.shape) != tuple(x.shape):
         raise ValueError("pool kernel: dx must have the input's shape")
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t OH = dy.shape[2], OW = dy.shape[3]
     if N == 0 or C == 0 or H == 0 or W == 0:
         return
-    cdef Py_ssize_t job, oy, ox, r, c0, c1, at, best_at, i, j, cstart, rstart, r0, r1, o
-    cdef real_t best, v
-    cdef const real_t* xp
-    cdef const real_t* gp
-    cdef real_t* dp
+    if OH == 0 or OW == 0:
+        dx[...] = 0
+        return
+    cdef Py_ssize_t nt = kh * kw
+    # Tap t's row and column offsets inside its window (row-major order).
+    taps = np.arange(nt, dtype=np.int64)
+    cdef const long[::1] tap_r = (taps // kw) * dh
+    cdef const long[::1] tap_c = (taps % kw) * dw
+    # Per thread: the padded row and the window maxima; the tap bits; the first taps.
+    cdef Py_ssize_t stride = -(-Wp // 16) * 16 + 16
+    cdef Py_ssize_t ostride = -(-OW // 16) * 16 + 16
+    cdef real_t[:, ::1] buf = _scratch(nthreads, stride + ostride,
+                                       np.float32 if real_t is float else np.float64)
+    cdef unsigned long long[:, ::1] bitbuf = np.empty((nthreads, ostride), np.uint64)
+    cdef long[:, ::1] firstbuf = np.empty((nthreads, ostride), np.int64)
+    cdef real_t fill = -INFINITY
+    cdef Py_ssize_t job, oy, ox, t, t0, t1, r, r0, coff, lo, hi, tid, f
+    cdef unsigned int shift
+    cdef real_t* rp
+    cdef real_t* m
+    cdef unsigned long long* bits
+    cdef long* first
+    cdef const real_t* plane
+    cdef const real_t* xrow
+    cdef const real_t* g
+    cdef real_t* dplane
+    cdef real_t v
+    cdef bint two_by_two = (kh == 2 and kw == 2 and sh == 2 and sw == 2 and dh == 1
+                            and dw == 1 and pt == 0 and pl == 0 and 2 * OH <= H
+                            and 2 * OW <= W)
     with nogil:
         for job in prange(N * C, num_threads=nthreads, schedule="static"):
-            xp = &x[0, 0, 0, 0] + job * H * W
-            dp = &dx[0, 0, 0, 0] + job * H * W
-            gp = &dy[0, 0, 0, 0] + job * OH * OW if OH * OW else NULL
-            memset(dp, 0, H * W * sizeof(real_t))
-            o = 0
+            tid = openmp.omp_get_thread_num()
+            rp = &buf[tid, 0]
+            m = rp + stride
+            bits = &bitbuf[tid, 0]
+            first = &firstbuf[tid, 0]
+            plane = &x[0, 0, 0, 0] + job * H * W
+            dplane = &dx[0, 0, 0, 0] + job * H * W
+            memset(dplane, 0, H * W * sizeof(real_t))
+            if two_by_two:
+                _max_backward_2x2(plane, &dy[0, 0, 0, 0] + job * OH * OW, dplane, W, OH, OW)
+                continue
+            _fill_borders(rp, pl, W, Wp, fill)
             for oy in range(OH):
-                # Taps i in [r0, r1) are the rows inside the image.
-                rstart = oy * sh - pt
-                r0 = 0 if rstart >= 0 else (-rstart + dh - 1) // dh
-                r1 = 0 if H - rstart <= 0 else (H - rstart + dh - 1) // dh
-                if r1 > kh:
-                    r1 = kh
+                g = &dy[0, 0, 0, 0] + (job * OH + oy) * OW
+                r0 = oy * sh - pt
+                _reduce_rows(plane, H, W, r0, kh, dh, True, fill, rp + pl)
+                _reduce_cols(rp, m, OW, kw, sw, dw, True)
                 for ox in range(OW):
-                    cstart = ox * sw - pl
-                    c0 = 0 if cstart >= 0 else (-cstart + dw - 1) // dw
-                    c1 = 0 if W - cstart <= 0 else (W - cstart + dw - 1) // dw
-                    if c1 > kw:
-                        c1 = kw
-                    best = -INFINITY
-                    best_at = -1
-                    for i in range(r0, r1):
-                        at = (rstart + i * dh) * W + cstart
-                        for j in range(c0, c1):
-                            v = xp[at + j * dw]
-                            if v > best or (v != v and best == best) or best_at < 0:
-                                best = v
-                                best_at = at + j * dw
-                    if best_at >= 0:
-                        dp[best_at] += gp[o]
-                    o = o + 1
+                    first[ox] = -1
+                t0 = 0
+                while t0 < nt:
+                    t1 = t0 + 64 if t0 + 64 < nt else nt
+                    for ox in range(OW):
+                        bits[ox] = 0
+                    for t in range(t0, t1):
+                        r = r0 + tap_r[t]
+                        if r < 0 or r >= H:
+                            continue
+                        coff = tap_c[t] - pl
+                        lo = 0
+                        hi = 0
+                        _col_range(coff, sw, W, OW, &lo, &hi)
+                        xrow = plane + r * W + coff
+                        shift = <unsigned int>(t - t0)
+                        if sw == 1:
+                            for ox in range(lo, hi):
+                                v = xrow[ox]
+                                bits[ox] |= (<unsigned long long>((v == m[ox]) | (v != v))
+                                             << shift)
+                        elif sw == 2:
+                            for ox in range(lo, hi):
+                                v = xrow[2 * ox]
+                                bits[ox] |= (<unsigned long long>((v == m[ox]) | (v != v))
+                                             << shift)
+                        else:
+                            for ox in range(lo, hi):
+                                v = xrow[ox * sw]
+                                bits[ox] |= (<unsigned long long>((v == m[ox]) | (v != v))
+                                             << shift)
+                    for ox in range(OW):
+                        if first[ox] < 0 and bits[ox] != 0:
+                            first[ox] = t0 + __builtin_ctzll(bits[ox])
+                    t0 = t1
+                for ox in range(OW):
+                    f = first[ox]
+                    if f >= 0:
+                        dplane[(r0 + tap_r[f]) * W + ox * sw - pl + tap_c[f]] += g[ox]
+
+
+def avg_backward_regular(const real_t[:, :, :, ::1] dy, real_t[:, :, :, ::1] dx,
+                         Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t sh, Py_ssize_t sw,
+                         Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
+                         const real_t[::1] divh, const real_t[::1] divw, int nthreads=1):
+    """``dx`` (overwritten) of average pooling: ``dy / (divh[oy] * divw[ox])`` added to
+    every tap of its window inside the image."""
+    _geometry(dx, dy, kh, kw, sh, sw, pt, pl, dh, dw, nthreads)
+    cdef Py_ssize_t N = dx.shape[0], C = dx.shape[1], H = dx.shape[2], W = dx.shape[3]
+    cdef Py_ssize_t OH = dy.shape[2], OW = dy.shape[3]
+    if divh.shape[0] != OH or divw.shape[0] != OW:
+        raise ValueError("pool kernel: divisor tables do not match the output size")
+    if N == 0 or C == 0 or H == 0 or W == 0:
+        return
+    if OH == 0 or OW == 0:
+        dx[...] = 0
+        return
+    cdef real_t[:, ::1] buf = _scratch(nthreads, OW,
+                                       np.float32 if real_t is float else np.float64)
+    cdef Py_ssize_t job, oy, ox, i, j, r, coff, lo, hi
+    cdef real_t* gd
+    cdef real_t* drow
+    cdef const real_t* g
+    cdef real_t* dplane
+    cdef real_t d
+    with nogil:
+        for job in prange(N * C, num_threads=nthreads, schedule="static"):
+            gd = &buf[openmp.omp_get_thread_num(), 0]
+            dplane = &dx[0, 0, 0, 0] + job * H * W
+            memset(dplane, 0, H * W * sizeof(real_t))
+            for oy in range(OH):
+                g = &dy[0, 0, 0, 0] + (job * OH + oy) * OW
+                for ox in range(OW):
+                    d = divh[oy] * divw[ox]
+                    gd[ox] = g[ox] / d if d > 0 else 0
+                for i in range(kh):
+                    r = oy * sh - pt + i * dh
+                    if r < 0 or r >= H:
+                        continue
+                    drow = dplane + r * W
+                    for j in range(kw):
+                        coff = j * dw - pl
+                        lo = 0
+                        hi = 0
+                        _col_range(coff, sw, W, OW, &lo, &hi)
+                        if sw == 1:
+                            for ox in range(lo, hi):
+                                drow[ox + coff] += gd[ox]
+                        elif sw == 2:
+                            for ox in range(lo, hi):
+                                drow[2 * ox + coff] += gd[ox]
+                        else:
+                            for ox in range(lo, hi):
+                                drow[ox * sw + coff] += gd[ox]
+
+
+def global_forward(const real_t[:, ::1] x, real_t[::1] y, bint is_max, int nthreads=1):
+    """``y[p]`` = max or mean of the contiguous plane ``x[p, :]`` (global pooling)."""
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("pool kernel: one output per plane")
+    if nthreads < 1:
+        raise ValueError("pool kernel: bad thread count")
+    cdef Py_ssize_t P = x.shape[0], S = x.shape[1], p
+    if P == 0:
+        return
+    if S == 0:
+        raise ValueError("pool kernel: empty planes")
+    with nogil:
+        for p in prange(P, num_threads=nthreads, schedule="static"):
+            y[p] = _plane_reduce(&x[p, 0], S, is_max)
+

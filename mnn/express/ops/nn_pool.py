@@ -25,6 +25,7 @@ kernels; global and adaptive pooling run the table kernels (tables from
 import numpy as np
 
 from ..._cython import pool as _pool_k
+from ..._cython import pool_table as _table_k
 from ..enums import Padding_Mode
 from ..errors import OpError
 from ..graph import apply
@@ -110,6 +111,13 @@ def _geometry(key):
             *key["dilations"])
 
 
+def _global(x, y, is_max):
+    """Global pooling: one contiguous reduction per plane."""
+    n, c, h, w = x.shape
+    _pool_k.global_forward(x.reshape(n * c, h * w), y.reshape(n * c), is_max,
+                           nc.threads(x.size))
+
+
 _NO_DIV = {np.dtype(np.float32): np.ones(0, np.float32),
            np.dtype(np.float64): np.ones(0, np.float64)}
 
@@ -132,8 +140,10 @@ def _max_compute(arrays, **attrs):
         no_div = _NO_DIV[x.dtype]
         _pool_k.pool_forward_regular(x, y, True, *_geometry(key), no_div, no_div,
                                      nc.threads(x.size))
+    elif attrs["global_pool"]:
+        _global(x, y, True)
     else:
-        _pool_k.max_forward(_as5(x), _as5(y), None, windows, steps, nc.threads(x.size))
+        _table_k.max_forward(_as5(x), _as5(y), None, windows, steps, nc.threads(x.size))
     return y
 
 
@@ -160,8 +170,8 @@ def _max_grad_compute(arrays, **attrs):
     if _regular(attrs):
         _pool_k.max_backward_regular(x, dy, dx, *_geometry(key), nc.threads(x.size))
     else:
-        _pool_k.max_backward(_as5(x), _as5(dy), _as5(dx), windows, steps,
-                             nc.threads(x.size))
+        _table_k.max_backward(_as5(x), _as5(dy), _as5(dx), windows, steps,
+                              nc.threads(x.size))
     return dx
 
 
@@ -188,8 +198,10 @@ def _avg_compute(arrays, **attrs):
         # tables say what each window counts).
         _pool_k.pool_forward_regular(x, y, False, *_geometry(key), divs[1], divs[2],
                                      nc.threads(x.size))
+    elif attrs["global_pool"]:
+        _global(x, y, False)
     else:
-        _pool_k.avg_forward(_as5(x), _as5(y), windows, steps, divs, nc.threads(x.size))
+        _table_k.avg_forward(_as5(x), _as5(y), windows, steps, divs, nc.threads(x.size))
     return y
 
 
@@ -216,9 +228,14 @@ def _avg_grad_infer(metas, input_hw, **attrs):
 
 def _avg_grad_compute(arrays, input_hw, **attrs):
     dy = nc.c_array(arrays[0])
-    windows, steps, divs, _ = _tables(tuple(input_hw), attrs, dy.dtype)
+    windows, steps, divs, key = _tables(tuple(input_hw), attrs, dy.dtype)
     dx = np.empty(dy.shape[:2] + tuple(input_hw), dy.dtype)
-    _pool_k.avg_backward(_as5(dy), _as5(dx), windows, steps, divs, nc.threads(dx.size))
+    if _regular(attrs):
+        _pool_k.avg_backward_regular(dy, dx, *_geometry(key), divs[1], divs[2],
+                                     nc.threads(dx.size))
+    else:
+        _table_k.avg_backward(_as5(dy), _as5(dx), windows, steps, divs,
+                              nc.threads(dx.size))
     return dx
 
 

@@ -9,12 +9,12 @@ Op attributes (plain values in the input's axis order, depth first):
   its begin padding);
 - ``count_include_pad`` bool (avg only); ``input_size`` (avg_pool3d_grad only).
 
-All of them run the table kernels of ``mnn/_cython/pool.pyx`` (tables from
+All of them run the table kernels of ``mnn/_cython/pool_table.pyx`` (tables from
 :mod:`.pool_windows`).
 """
 import numpy as np
 
-from ..._cython import pool as _pool_k
+from ..._cython import pool_table as _table_k
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
@@ -69,7 +69,7 @@ def _max_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
     windows, steps, _ = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + tuple(w.shape[1] for w in windows), x.dtype)
-    _pool_k.max_forward(x, y, None, windows, steps, nc.threads(x.size))
+    _table_k.max_forward(x, y, None, windows, steps, nc.threads(x.size))
     return y
 
 
@@ -94,7 +94,7 @@ def _max_grad_compute(arrays, **attrs):
     x, dy = nc.c_array(arrays[0]), nc.c_array(arrays[1])
     windows, steps, _ = _tables(x.shape[2:], attrs, x.dtype)
     dx = np.empty_like(x)
-    _pool_k.max_backward(x, dy, dx, windows, steps, nc.threads(x.size))
+    _table_k.max_backward(x, dy, dx, windows, steps, nc.threads(x.size))
     return dx
 
 
@@ -117,7 +117,7 @@ def _indices_compute(arrays, **attrs):
     out = x.shape[:2] + tuple(w.shape[1] for w in windows[5 - x.ndim:])
     y = np.empty(out, x.dtype)
     idx = np.empty(out, np.int64)
-    _pool_k.max_forward(_as5(x), _as5(y), _as5(idx), windows, steps, nc.threads(x.size))
+    _table_k.max_forward(_as5(x), _as5(y), _as5(idx), windows, steps, nc.threads(x.size))
     return idx
 
 
@@ -140,7 +140,7 @@ def _avg_compute(arrays, count_include_pad, **attrs):
     x = nc.c_array(arrays[0])
     windows, steps, divs = _tables(x.shape[2:], attrs, x.dtype, bool(count_include_pad))
     y = np.empty(x.shape[:2] + tuple(w.shape[1] for w in windows), x.dtype)
-    _pool_k.avg_forward(x, y, windows, steps, divs, nc.threads(x.size))
+    _table_k.avg_forward(x, y, windows, steps, divs, nc.threads(x.size))
     return y
 
 
@@ -171,7 +171,7 @@ def _avg_grad_compute(arrays, input_size, count_include_pad, **attrs):
     windows, steps, divs = _tables(tuple(input_size), attrs, dy.dtype,
                                    bool(count_include_pad))
     dx = np.empty(dy.shape[:2] + tuple(input_size), dy.dtype)
-    _pool_k.avg_backward(dy, dx, windows, steps, divs, nc.threads(dx.size))
+    _table_k.avg_backward(dy, dx, windows, steps, divs, nc.threads(dx.size))
     return dx
 
 
