@@ -1,5 +1,5 @@
-"""ONNX signal-processing handlers: DFT and STFT (the window functions HannWindow ...
-expand through their ONNX function bodies)."""
+"""ONNX signal and image handlers: DFT, STFT (the window functions HannWindow ... expand
+through their ONNX function bodies) and ImageDecoder."""
 import numpy as np
 
 import mnn.express as F
@@ -45,3 +45,11 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, onesided=1):
     else:
         raise ctx.error("needs a window or a frame_length")
     return F.onnx_stft(signal, step, length, window, bool(onesided))
+
+
+@onnx_op("ImageDecoder", since=20)
+def image_decoder(ctx, encoded_stream, pixel_format="RGB"):
+    if pixel_format not in ("RGB", "BGR", "Grayscale"):
+        raise ctx.error(f"attribute 'pixel_format' must be RGB, BGR or Grayscale, got "
+                        f"{pixel_format!r}")
+    return F.image_decode(encoded_stream, pixel_format)
