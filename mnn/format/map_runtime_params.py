@@ -136,11 +136,45 @@ def _write_upsample(ctx, expr, node):
     _interp(ctx, expr, x, scales, mode, "asymmetric", "floor", -0.75)
 
 
+def _write_top_k(ctx, expr, node):
+    x, k = _inputs(expr, node)[:2]
+    a = node.attrs
+    if not int(a.get("sorted", 1)):
+        ctx.fail(expr, "TopK with sorted=0 has no MNN TopKV2 form")
+    axis = int(a.get("axis", -1))
+    if not -x.ndim <= axis < x.ndim:
+        ctx.fail(expr, f"axis {axis} out of range for rank {x.ndim}")
+    axis_t = ctx.const_tensor(np.int32(axis % x.ndim), expr, "axis")
+    ctx.emit(expr, "TopKV2", "TopKV2",
+             {"T": 1, "sorted": True, "largest": bool(a.get("largest", 1))},
+             [x, k, axis_t])
+
+
+def _write_trilu(ctx, expr, node):
+    """``select(mask, x, 0)`` with the band mask built from row and column ranges and
+    the run-time ``k`` (as MNN's converter writes Trilu)."""
+    x, k = _inputs(expr, node)[:2]
+    shape = x.expr.metas[x.index].shape
+    if shape is None or len(shape) < 2:
+        ctx.fail(expr, "Trilu needs an input of known shape with at least 2 dims")
+    rows = const(np.arange(shape[-2], dtype=np.int32).reshape(-1, 1))
+    cols = const(np.arange(shape[-1], dtype=np.int32).reshape(1, -1))
+    k32 = ew.cast(movement.reshape(k, []), np.int32)
+    if int(node.attrs.get("upper", 1)):
+        mask = ew.greater_equal(cols, ew.add(rows, k32))
+    else:
+        mask = ew.greater_equal(rows, ew.subtract(cols, k32))
+    zero = const(np.zeros((), x.dtype))
+    ctx.encode_as(expr, [select(mask, x, zero)])
+
+
 #: ONNX op type -> writer of a deferred node of that type.
 RUNTIME_PARAM_WRITERS = {
     "CumSum": _write_cumsum,
     "OneHot": _write_one_hot,
     "Pad": _write_pad,
     "Resize": _write_resize,
+    "TopK": _write_top_k,
+    "Trilu": _write_trilu,
     "Upsample": _write_upsample,
 }

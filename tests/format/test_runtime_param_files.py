@@ -1,5 +1,5 @@
 """ONNX nodes whose parameters are graph inputs (a Resize's scales or sizes, a CumSum's
-axis, a Pad's pads, a OneHot's depth) convert to MNN ops taking those parameters as input
+axis, a Pad's pads, a OneHot's depth, a TopK's k, a Trilu's k) convert to MNN ops taking those parameters as input
 tensors. The .mnn file runs in our loader and in the real MNN wheel, against onnxruntime."""
 
 import os
@@ -20,7 +20,7 @@ MNN = format_oracle.MNN
 rng = np.random.default_rng(5)
 
 
-def _model(node, inputs, opset=13):
+def _model(node, inputs, opset=14):
     graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("y", T.FLOAT, None)])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
 
@@ -51,6 +51,15 @@ CASES = {
                      [_vi("x", T.FLOAT, [1, 2, 4, 5]), _vi("sizes", T.INT64, [4])],
                      {"x": rng.random((1, 2, 4, 5), np.float32),
                       "sizes": np.array([1, 2, 7, 3], np.int64)}),
+    "topk": (h.make_node("TopK", ["x", "k"], ["y", "idx"], axis=0, largest=0),
+             [_vi("x", T.FLOAT, [5, 3]), _vi("k", T.INT64, [1])],
+             {"x": rng.random((5, 3), np.float32), "k": np.array([2], np.int64)}),
+    "triu": (h.make_node("Trilu", ["x", "k"], ["y"]),
+             [_vi("x", T.FLOAT, [2, 4, 5]), _vi("k", T.INT64, [])],
+             {"x": rng.random((2, 4, 5), np.float32), "k": np.array(-1, np.int64)}),
+    "tril": (h.make_node("Trilu", ["x", "k"], ["y"], upper=0),
+             [_vi("x", T.FLOAT, [4, 5]), _vi("k", T.INT64, [])],
+             {"x": rng.random((4, 5), np.float32), "k": np.array(2, np.int64)}),
     "onehot": (h.make_node("OneHot", ["i", "d", "v"], ["y"], axis=1),
                [_vi("i", T.INT64, [2, 3]), _vi("d", T.INT64, []), _vi("v", T.FLOAT, [2])],
                {"i": np.array([[0, 2, -1], [1, 3, 0]], np.int64), "d": np.array(4, np.int64),
