@@ -4,6 +4,7 @@ from . import (  # noqa: F401
                detection,
                loss,
                math,
+               ml,
                nn,
                quant,
                quant_linear,
