@@ -7,6 +7,7 @@ division of integers gives float64 (MNN floors). Each op's gradient rule sits be
 import numpy as np
 import scipy.special as _sp
 
+from ..._cython import activation as _act_kernels
 from ..._cython import elementwise as _kernels
 from ..errors import OpError
 from ..graph import apply
@@ -88,7 +89,9 @@ def _parallel_binary(code, a, b, dt):
 
 # Unary ops with a compiled float32 loop (SIMD, all kernel threads on large arrays):
 # exp is within 1 ulp (numpy's float32 exp: within about 2.3 ulp) and faster.
-_UNARY_KERNELS = {"exp": _kernels.exp_f32}
+# float32 sigmoid and gelu: activation.pyx (same SIMD exp; gelu by an erfc fit).
+_UNARY_KERNELS = {"exp": _kernels.exp_f32, "sigmoid": _act_kernels.sigmoid_f32,
+                  "gelu": _act_kernels.gelu_f32}
 COMPILED_MIN_SIZE = 1 << 14
 
 

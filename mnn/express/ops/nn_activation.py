@@ -13,9 +13,10 @@ Op attributes (plain floats/ints):
 - ``prelu``: inputs ``x`` and ``slope``; the slope has one value, or one per channel
   (axis 1 of ``x``).
 
-Each op computes with numpy in the input's float dtype (float32 softmax/log_softmax with
-the compiled kernel in softmax.pyx); gradients are written with
-express ops (so they are differentiable again).
+Each op computes in the input's float dtype: relu6 and hardswish (float32/float64) and
+silu (float32) with the compiled kernels of activation.pyx, float32 softmax/log_softmax
+with softmax.pyx, the rest with numpy; gradients are written with express ops (so they
+are differentiable again).
 """
 import numpy as np
 import scipy.special as _sp
@@ -58,6 +59,18 @@ def _cast(fn):
         x = arrays[0]
         return np.asarray(fn(x, **attrs), dtype=x.dtype)
     return compute
+
+
+def _flat_kernel(kernel, x, *args):
+    """``kernel(x_flat, out_flat, *args, nthreads)`` on a C-contiguous copy of ``x``
+    (a view when it already is one) into a new array of x's shape and dtype."""
+    x = np.asarray(x, order="C")  # keeps 0-d arrays 0-d (ascontiguousarray does not)
+    out = np.empty(x.shape, x.dtype)
+    kernel(x.reshape(-1), out.reshape(-1), *args, nc.threads(x.size))
+    return out
+
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _gt0(x):
@@ -153,6 +166,8 @@ def relu(x, slope=0.0):
 
 
 def _relu6_np(x, min_value, max_value):
+    if x.dtype in _KERNEL_DTYPES:
+        return _flat_kernel(_act_k.clip, x, min_value, max_value)
     return np.clip(x, x.dtype.type(min_value), x.dtype.type(max_value))
 
 
@@ -313,6 +328,8 @@ def gelu_tanh(x):
 
 
 def _silu_np(x):
+    if x.dtype == np.float32:
+        return _flat_kernel(_act_k.silu_f32, x)
     return x * _sp.expit(x)
 
 
@@ -333,6 +350,8 @@ def silu(x):
 
 
 def _hardswish_np(x):
+    if x.dtype in _KERNEL_DTYPES:
+        return _flat_kernel(_act_k.hardswish, x)
     t = x.dtype.type
     return x * np.clip(x + t(3), t(0), t(6)) / t(6)
 
