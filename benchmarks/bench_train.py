@@ -7,9 +7,11 @@ Models: LeNet (MNN's MNIST example: conv 1->20 5x5, max pool, conv 20->50 5x5, m
 fc 800->500, fc 500->10) on a batch of 64 1x28x28 images, and a 3-layer MLP
 (784->256->256->10) on 64 vectors; softmax cross entropy; SGD lr 0.01, momentum 0.9.
 
-Timing: mnn, torch and MNN run in the same process at 1 and 2 threads; each number is the
-median of ``--repeat`` steps after warm-up, and the ratio is ours / theirs (below 1: mnn
-is faster). The real MNN wheel needs ``lazy_eval(True)`` to train; it is timed the way
+Timing: mnn, torch and MNN run in the same process at 1 and 2 threads, taking turns in
+blocks of steps (a pause before each block lets the last peer's threads stop spinning);
+each number is the median of ``--repeat`` steps after warm-up, and the ratio is
+ours / theirs (below 1: mnn is faster). ``--clock cpu`` times the calling thread's CPU
+time instead of wall time (1 thread only; for a loaded machine). The real MNN wheel needs ``lazy_eval(True)`` to train; it is timed the way
 its MNIST example runs.
 
 Memory: each framework runs the LeNet loop in its own subprocess and reports its peak
@@ -164,15 +166,28 @@ def wheel_step(kind):
 PEERS = {"mnn": mnn_step, "torch": torch_step, "MNN wheel": wheel_step}
 
 
-def _median_ms(step, repeat):
-    for _ in range(3):
-        step()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+_CLOCK = [time.perf_counter]
+
+
+def _interleaved_ms(steps, repeat, rounds=3):
+    """Median ms per step of each peer. The peers take turns in blocks (``rounds``
+    blocks each, so load changes on a shared machine hit every peer alike), with a pause
+    before each block: a peer's worker threads spinning after its last step would
+    otherwise steal the cores from the next one."""
+    for step in steps.values():
+        for _ in range(3):
+            step()
+    clock = _CLOCK[0]
+    times = {name: [] for name in steps}
+    per_block = max(1, repeat // rounds)
+    for _ in range(rounds):
+        for name, step in steps.items():
+            time.sleep(0.3)
+            for _ in range(per_block):
+                start = clock()
+                step()
+                times[name].append(clock() - start)
+    return {name: statistics.median(t) * 1000 for name, t in times.items()}
 
 
 def time_all(models, repeat, peers):
@@ -180,13 +195,9 @@ def time_all(models, repeat, peers):
     for threads in (1, 2):
         print(f"\n{threads} thread(s): median ms per training step (batch {BATCH})")
         for kind in models:
-            row = {}
             for name in peers:
-                step, set_threads = steps[(name, kind)]
-                set_threads(threads)
-                # Let the previous peer's worker threads stop spinning before timing.
-                time.sleep(0.5)
-                row[name] = _median_ms(step, repeat)
+                steps[(name, kind)][1](threads)
+            row = _interleaved_ms({name: steps[(name, kind)][0] for name in peers}, repeat)
             cells = "  ".join(f"{n} {t:7.2f}" for n, t in row.items())
             ratios = "  ".join(f"ours/{n} {row['mnn'] / t:5.2f}" for n, t in row.items()
                                if n != "mnn")
@@ -231,7 +242,12 @@ def main():
     parser.add_argument("--child", nargs=3, metavar=("PEER", "MODEL", "STEPS"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="cpu: the calling thread's CPU time (steadier on a loaded "
+                             "machine; meaningful at 1 thread only)")
     args = parser.parse_args()
+    if args.clock == "cpu":
+        _CLOCK[0] = time.thread_time
     if args.child:
         _child(args.child[0], args.child[1], int(args.child[2]))
         return
