@@ -1,4 +1,5 @@
-"""ONNX MaxUnpool and Col2Im: the inverses of MaxPool-with-indices and of an im2col unfold.
+"""ONNX MaxUnpool and Col2Im (the inverses of MaxPool-with-indices and of an im2col
+unfold), and DeformConv (sampling at shifted positions, then a convolution).
 
 MaxUnpool (MNN's converter maps it too):
 Each input value goes to the flat position its index names in the output (indices as
@@ -54,3 +55,18 @@ def col2im(ctx, input, image_shape, block_shape, dilations=None, pads=None, stri
     block = [int(v) for v in np.asarray(ctx.require_value(block_shape,
                                                           "block_shape")).reshape(-1)]
     return F.onnx_col2im(input, image, block, dilations, pads, strides)
+
+
+@onnx_op("DeformConv", since=19)
+def deform_conv(ctx, X, W, offset, B=None, mask=None, dilations=None, group=1,
+                kernel_shape=None, offset_group=1, pads=None, strides=None):
+    ws = ctx.known_shape(W)
+    if ws is None:
+        raise ctx.static_needed("the weight's shape must be known")
+    if len(ws) != 4:
+        raise ctx.error(f"only 2-d deformable convolution is supported, weight {ws}")
+    if kernel_shape is not None and list(kernel_shape) != ws[2:]:
+        raise ctx.error(f"attribute 'kernel_shape' {kernel_shape} differs from the weight's "
+                        f"{ws[2:]}")
+    return F.deform_conv2d(X, W, offset, B, mask, strides or (1, 1), pads or (0, 0, 0, 0),
+                           dilations or (1, 1), group, offset_group)
