@@ -289,6 +289,54 @@ cdef inline void _border_px_u8q(const uchar* row, unsigned short* out, Py_ssize_
         out[x * cn + c] = <unsigned short>acc
 
 
+cdef inline void _row5_u8q(const uchar* r, unsigned short* o, Py_ssize_t n, Py_ssize_t cn,
+                           const unsigned short* kx) noexcept nogil:
+    # o[j] = sum_k kx[k] * r[j + k * cn], exact in 16 bits (weights sum to 256).
+    cdef Py_ssize_t j
+    cdef unsigned short k0 = kx[0], k1 = kx[1], k2 = kx[2], k3 = kx[3], k4 = kx[4]
+    cdef const uchar* r1 = r + cn
+    cdef const uchar* r2 = r + 2 * cn
+    cdef const uchar* r3 = r + 3 * cn
+    cdef const uchar* r4 = r + 4 * cn
+    for j in range(n):
+        o[j] = <unsigned short>(k0 * r[j] + k1 * r1[j] + k2 * r2[j] + k3 * r3[j]
+                                + k4 * r4[j])
+
+
+cdef inline void _row3_u8q(const uchar* r, unsigned short* o, Py_ssize_t n, Py_ssize_t cn,
+                           const unsigned short* kx) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef unsigned short k0 = kx[0], k1 = kx[1], k2 = kx[2]
+    cdef const uchar* r1 = r + cn
+    cdef const uchar* r2 = r + 2 * cn
+    for j in range(n):
+        o[j] = <unsigned short>(k0 * r[j] + k1 * r1[j] + k2 * r2[j])
+
+
+cdef inline void _col3_u8q(const unsigned short* b, Py_ssize_t m, uchar* o,
+                           const unsigned short* ky) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef unsigned int k0 = ky[0], k1 = ky[1], k2 = ky[2]
+    cdef const unsigned short* b1 = b + m
+    cdef const unsigned short* b2 = b + 2 * m
+    for j in range(m):
+        o[j] = <uchar>((k0 * b[j] + k1 * b1[j] + k2 * b2[j] + (1 << 15)) >> 16)
+
+
+cdef inline void _col5_u8q(const unsigned short* b, Py_ssize_t m, uchar* o,
+                           const unsigned short* ky) noexcept nogil:
+    # o[j] = (sum_i ky[i] * b[i * m + j] + 2^15) >> 16 for five consecutive buffer rows.
+    cdef Py_ssize_t j
+    cdef unsigned int k0 = ky[0], k1 = ky[1], k2 = ky[2], k3 = ky[3], k4 = ky[4]
+    cdef const unsigned short* b1 = b + m
+    cdef const unsigned short* b2 = b + 2 * m
+    cdef const unsigned short* b3 = b + 3 * m
+    cdef const unsigned short* b4 = b + 4 * m
+    for j in range(m):
+        o[j] = <uchar>((k0 * b[j] + k1 * b1[j] + k2 * b2[j] + k3 * b3[j] + k4 * b4[j]
+                        + (1 << 15)) >> 16)
+
+
 cdef inline void _row_filter_u8q(const uchar* row, unsigned short* out, Py_ssize_t w,
                                  Py_ssize_t cn, const int* xidx, const unsigned short* kx,
                                  Py_ssize_t K, Py_ssize_t lo_x, Py_ssize_t hi_x,
@@ -304,7 +352,13 @@ cdef inline void _row_filter_u8q(const uchar* row, unsigned short* out, Py_ssize
         _border_px_u8q(row, out, cn, xidx, kx, K, x)
     for x in range(hi_x, w):
         _border_px_u8q(row, out, cn, xidx, kx, K, x)
-    if n > 0:
+    if n > 0 and K == 5:
+        # The usual 5- and 3-tap kernels in one pass over the row (the general loop below
+        # makes one load-add-store pass per tap).
+        _row5_u8q(row + (lo_x + off) * cn, out + lo_x * cn, n, cn, kx)
+    elif n > 0 and K == 3:
+        _row3_u8q(row + (lo_x + off) * cn, out + lo_x * cn, n, cn, kx)
+    elif n > 0:
         # 16-bit sums: the weights add up to 256, so a sum is at most 255 * 256.
         o = out + lo_x * cn
         r = row + (lo_x + off) * cn
@@ -362,6 +416,12 @@ def sep_filter_u8q(const uchar[:, ::1] src, Py_ssize_t cn, const int[::1] xidx,
                     _row_filter_u8q(&src[sy, 0], r, w, cn, xi, kxp, K, lo_x, hi_x, off)
             for y in range(y0, y1):
                 r = buf + (y - y0) * m
+                if KY == 5:
+                    _col5_u8q(r, m, &dst[y, 0], &ky[0])
+                    continue
+                if KY == 3:
+                    _col3_u8q(r, m, &dst[y, 0], &ky[0])
+                    continue
                 kk = ky[0]
                 for j in range(m):
                     acc[j] = kk * r[j]

@@ -5,6 +5,7 @@ import pytest
 
 import mnn.cv as cv
 import mnn.expr as F
+from cv_helpers import photo_like
 
 _BORDERS = [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT,
             cv2.BORDER_REFLECT_101]
@@ -145,6 +146,18 @@ def test_errors(photo):
 def test_gaussian_blur_uint8_bit_exact(photo, gray, ksize, border):
     # sigma 0 with ksize <= 9 uses OpenCV's fixed tables, exact in 1/256 units: uint8
     # images then follow its bit-exact fixed-point rule, so results are identical.
-    for src in (photo, gray, photo[:4, :3].copy()):
+    for src in (photo, gray, photo[:4, :3].copy(), photo[:7, :6].copy(), gray[:40, :5].copy()):
         np.testing.assert_array_equal(cv.GaussianBlur(src, ksize, 0, borderType=border),
                                       cv2.GaussianBlur(src, ksize, 0, borderType=border))
+
+
+@pytest.mark.parametrize("ksize", [(3, 3), (5, 5)])
+def test_gaussian_blur_uint8_two_threads_large(ksize):
+    # Several row strips shared between two threads, with the fused 3- and 5-tap passes.
+    src = photo_like(301, 257, 3, seed=4)
+    F.set_thread_number(2)
+    try:
+        np.testing.assert_array_equal(cv.GaussianBlur(src, ksize, 0),
+                                      cv2.GaussianBlur(src, ksize, 0))
+    finally:
+        F.set_thread_number(1)
