@@ -11,9 +11,10 @@ one row (one pass for up to three rows), placed in a row buffer padded with the 
 so that the column reduction reads ``row[ox*sw + j*dw]`` without bounds tests, with
 constant-stride loops for the common strides 1 and 2. Max and average share this
 structure (``is_max``; the branch sits outside every inner loop). Max pooling propagates
-NaN, as torch and numpy do, and its gradient goes to the first maximum of each window in
-row-major tap order (the first NaN when there is one): the window maxima are recomputed
-per row and matched tap by tap with branch-free selects.
+NaN, as torch and numpy do, and its gradient goes where torch's goes: the first maximum
+of each window in row-major tap order, or the last NaN when the window holds NaNs. The
+window maxima are recomputed per row and matched tap by tap without data-dependent
+branches.
 
 Every kernel parallelizes over the N * C planes (a thread owns whole planes of its output)
 and releases the GIL; per-thread scratch rows come from Python.
@@ -236,6 +237,8 @@ def pool_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y, b
 cdef extern from *:
     int __builtin_ctz(unsigned int x) nogil
     int __builtin_ctzll(unsigned long long x) nogil
+    int __builtin_clz(unsigned int x) nogil
+    int __builtin_clzll(unsigned long long x) nogil
 
 
 cdef inline void _max_backward_2x2(const real_t* plane, const real_t* g, real_t* dplane,
@@ -243,14 +246,14 @@ cdef inline void _max_backward_2x2(const real_t* plane, const real_t* g, real_t*
                                    Py_ssize_t OW) noexcept nogil:
     # 2x2 windows, stride 2, every window inside the image (LeNet's and VGG's pooling).
     # Small planes leave no room for vectors along a row, and a chain of compare-and-
-    # select per window becomes mispredicted branches. Instead: the window max m (NaN if
-    # any tap is NaN), one bit per tap that equals m (or is NaN), and the lowest set bit
-    # is the first maximum in row-major order. No data-dependent branch.
+    # select per window becomes mispredicted branches. Instead: the window max m, one bit
+    # per tap equal to m and one per NaN tap; the lowest equal bit is the first maximum
+    # in row-major order, the highest NaN bit the last NaN (torch's choice).
     cdef Py_ssize_t oy, ox, first
     cdef const real_t* r0
     cdef const real_t* r1
     cdef real_t a, b, c, d, m
-    cdef unsigned int bits
+    cdef unsigned int eq, nan
     for oy in range(OH):
         r0 = plane + 2 * oy * W
         r1 = r0 + W
@@ -260,9 +263,12 @@ cdef inline void _max_backward_2x2(const real_t* plane, const real_t* g, real_t*
             c = r1[2 * ox]
             d = r1[2 * ox + 1]
             m = _nanmax(_nanmax(a, b), _nanmax(c, d))
-            bits = (((a == m) | (a != a)) | (((b == m) | (b != b)) << 1)
-                    | (((c == m) | (c != c)) << 2) | (((d == m) | (d != d)) << 3))
-            first = __builtin_ctz(bits)
+            eq = (a == m) | ((b == m) << 1) | ((c == m) << 2) | ((d == m) << 3)
+            nan = (a != a) | ((b != b) << 1) | ((c != c) << 2) | ((d != d) << 3)
+            if nan:
+                first = 31 - __builtin_clz(nan)
+            else:
+                first = __builtin_ctz(eq)
             dplane[(2 * oy + (first >> 1)) * W + 2 * ox + (first & 1)] += g[oy * OW + ox]
 
 
@@ -271,12 +277,13 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
                          Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
                          Py_ssize_t dh, Py_ssize_t dw, int nthreads=1):
     """``dx`` (overwritten) of max pooling: each ``dy`` entry goes to the first maximum of
-    its window in row-major tap order (the first NaN when there is one).
+    its window in row-major tap order, or to its last NaN (torch's choices).
 
     Per output row: the window maxima ``m`` (as the forward kernel); then, vector-wide
-    over the windows, one bit per tap inside the image that equals ``m`` (or is NaN), in
-    row-major tap order, 64 taps per pass; the lowest set bit is the first maximum. Then
-    one scatter of ``dy`` per window. No data-dependent branch in the vector loops.
+    over the windows, one bit per tap inside the image that equals ``m`` and one per NaN
+    tap, in row-major tap order, 64 taps per pass; the lowest equal bit is the first
+    maximum, the highest NaN bit of the last pass with one the last NaN. Then one
+    scatter of ``dy`` per window. No data-dependent branch in the vector loops.
     """
     cdef Py_ssize_t Wp = _geometry(x, dy, kh, kw, sh, sw, pt, pl, dh, dw, nthreads)
     if tuple(dx.shape) != tuple(x.shape):
@@ -298,7 +305,7 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
     cdef Py_ssize_t ostride = -(-OW // 16) * 16 + 16
     cdef real_t[:, ::1] buf = _scratch(nthreads, stride + ostride,
                                        np.float32 if real_t is float else np.float64)
-    cdef unsigned long long[:, ::1] bitbuf = np.empty((nthreads, ostride), np.uint64)
+    cdef unsigned long long[:, ::1] bitbuf = np.empty((nthreads, 2 * ostride), np.uint64)
     cdef long[:, ::1] firstbuf = np.empty((nthreads, ostride), np.int64)
     cdef real_t fill = -INFINITY
     cdef Py_ssize_t job, oy, ox, t, t0, t1, r, r0, coff, lo, hi, tid, f
@@ -306,6 +313,7 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
     cdef real_t* rp
     cdef real_t* m
     cdef unsigned long long* bits
+    cdef unsigned long long* nans
     cdef long* first
     cdef const real_t* plane
     cdef const real_t* xrow
@@ -321,6 +329,7 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
             rp = &buf[tid, 0]
             m = rp + stride
             bits = &bitbuf[tid, 0]
+            nans = bits + ostride
             first = &firstbuf[tid, 0]
             plane = &x[0, 0, 0, 0] + job * H * W
             dplane = &dx[0, 0, 0, 0] + job * H * W
@@ -341,6 +350,7 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
                     t1 = t0 + 64 if t0 + 64 < nt else nt
                     for ox in range(OW):
                         bits[ox] = 0
+                        nans[ox] = 0
                     for t in range(t0, t1):
                         r = r0 + tap_r[t]
                         if r < 0 or r >= H:
@@ -354,20 +364,24 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
                         if sw == 1:
                             for ox in range(lo, hi):
                                 v = xrow[ox]
-                                bits[ox] |= (<unsigned long long>((v == m[ox]) | (v != v))
-                                             << shift)
+                                bits[ox] |= <unsigned long long>(v == m[ox]) << shift
+                                nans[ox] |= <unsigned long long>(v != v) << shift
                         elif sw == 2:
                             for ox in range(lo, hi):
                                 v = xrow[2 * ox]
-                                bits[ox] |= (<unsigned long long>((v == m[ox]) | (v != v))
-                                             << shift)
+                                bits[ox] |= <unsigned long long>(v == m[ox]) << shift
+                                nans[ox] |= <unsigned long long>(v != v) << shift
                         else:
                             for ox in range(lo, hi):
                                 v = xrow[ox * sw]
-                                bits[ox] |= (<unsigned long long>((v == m[ox]) | (v != v))
-                                             << shift)
+                                bits[ox] |= <unsigned long long>(v == m[ox]) << shift
+                                nans[ox] |= <unsigned long long>(v != v) << shift
                     for ox in range(OW):
-                        if first[ox] < 0 and bits[ox] != 0:
+                        # m is NaN exactly when the window holds a NaN; then no tap
+                        # equals m and each pass with a NaN moves the choice on.
+                        if nans[ox] != 0:
+                            first[ox] = t0 + 63 - __builtin_clzll(nans[ox])
+                        elif first[ox] < 0 and bits[ox] != 0:
                             first[ox] = t0 + __builtin_ctzll(bits[ox])
                     t0 = t1
                 for ox in range(OW):

@@ -61,8 +61,8 @@ def _check_divisors(divs, out_shape):
 def max_forward(const real_t[:, :, :, :, ::1] x, real_t[:, :, :, :, ::1] y,
                 long[:, :, :, :, ::1] idx, tables, steps, int nthreads=1):
     """``y`` = max of ``x`` over each window (overwritten); ``idx`` (or None) gets the
-    flat in-plane position ``(iz * H + iy) * W + ix`` of the first maximum (of the first
-    NaN when the window holds one)."""
+    flat in-plane position ``(iz * H + iy) * W + ix`` of the first maximum (of the last
+    NaN when the window holds one, as torch's indices)."""
     _check_pair(x, y, "input and output")
     _check_tables(x.shape, y.shape, tables, steps)
     if idx is not None and tuple(idx.shape) != tuple(y.shape):
@@ -104,7 +104,8 @@ def max_forward(const real_t[:, :, :, :, ::1] x, real_t[:, :, :, :, ::1] y,
                                 ix = ww[0, ox]
                                 while ix < ww[1, ox]:
                                     v = xp[at + ix]
-                                    if v > best or (v != v and best == best) or best_at < 0:
+                                    # A NaN always takes over: the last NaN wins, as in torch.
+                                    if v > best or v != v or best_at < 0:
                                         best = v
                                         best_at = at + ix
                                     ix = ix + sw
@@ -119,7 +120,7 @@ def max_forward(const real_t[:, :, :, :, ::1] x, real_t[:, :, :, :, ::1] y,
 def max_backward(const real_t[:, :, :, :, ::1] x, const real_t[:, :, :, :, ::1] dy,
                  real_t[:, :, :, :, ::1] dx, tables, steps, int nthreads=1):
     """``dx`` (overwritten): each ``dy`` entry goes to the first maximum of its window
-    (the first NaN when there is one, where torch's gradient goes too)."""
+    (the last NaN when there is one, where torch's gradient goes too)."""
     _check_pair(x, dy, "input and gradient")
     _check_tables(x.shape, dy.shape, tables, steps)
     if tuple(dx.shape) != tuple(x.shape):
@@ -158,7 +159,8 @@ def max_backward(const real_t[:, :, :, :, ::1] x, const real_t[:, :, :, :, ::1] 
                                 ix = ww[0, ox]
                                 while ix < ww[1, ox]:
                                     v = xp[at + ix]
-                                    if v > best or (v != v and best == best) or best_at < 0:
+                                    # A NaN always takes over: the last NaN wins, as in torch.
+                                    if v > best or v != v or best_at < 0:
                                         best = v
                                         best_at = at + ix
                                     ix = ix + sw

@@ -265,7 +265,8 @@ def lp_pool3d(x, kernel, stride=None, p=2.0, pads=0, ceil_mode=False, dilation=1
 def max_pool_indices(x, kernel, stride=None, pads=0, dilation=1, ceil_mode=False):
     """Where each max of a 2-D or 3-D max pooling comes from: the flat position inside
     its input plane (``iy * W + ix``, or ``(iz * H + iy) * W + ix``), int64 — torch's
-    ``return_indices``. Ties go to the first maximum in row-major order, NaN wins.
+    ``return_indices``. Ties go to the first maximum in row-major order; a window with
+    NaNs points at its last NaN (torch's choice).
 
     Arguments as :func:`max_pool3d` (one value per spatial axis, in the input's order:
     height first for 2-D, not MNN's width-first pairs).

@@ -36,6 +36,9 @@ def _grad(y, xv, dy):
 def test_max_pool3d_and_grad_match_torch(case, dtype):
     shape, k, s, p, d, ceil = case
     x = _x(shape, dtype)
+    if dtype == np.float64:
+        # NaNs, several in some windows: torch's value is NaN, its index the last NaN.
+        x.reshape(-1)[::7] = np.nan
     xv = F.const(x)
     y = F.max_pool3d(xv, k, s, p, d, ceil)
     tx = torch.tensor(x, requires_grad=True)
