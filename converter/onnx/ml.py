@@ -1,5 +1,5 @@
 """ONNX-ML (domain ``ai.onnx.ml``) handlers over numeric tensors: Binarizer and
-ArrayFeatureExtractor."""
+ArrayFeatureExtractor; and TfIdfVectorizer (default domain) over integer token ids."""
 import numpy as np
 
 import mnn.express as F
@@ -26,3 +26,24 @@ def array_feature_extractor(ctx, X, Y):
     if len(shape) == 1:
         return F.reshape(F.gather(X, index, 0), [1, -1])
     return F.gather(X, index, len(shape) - 1)
+
+
+@onnx_op("TfIdfVectorizer", since=9)
+def tfidf_vectorizer(ctx, X, max_gram_length=None, max_skip_count=None,
+                     min_gram_length=None, mode=None, ngram_counts=None, ngram_indexes=None,
+                     pool_int64s=None, pool_strings=None, weights=None):
+    if pool_strings is not None:
+        raise ctx.error("attribute 'pool_strings': string tokens are not supported (mnn "
+                        "tensors hold numbers); use pool_int64s")
+    for name, value in (("max_gram_length", max_gram_length),
+                        ("max_skip_count", max_skip_count),
+                        ("min_gram_length", min_gram_length), ("mode", mode),
+                        ("ngram_counts", ngram_counts), ("ngram_indexes", ngram_indexes),
+                        ("pool_int64s", pool_int64s)):
+        if value is None:
+            raise ctx.error(f"attribute {name!r} is required")
+    try:
+        return F.tfidf_vectorize(X, min_gram_length, max_gram_length, max_skip_count, mode,
+                                 pool_int64s, ngram_counts, ngram_indexes, weights or ())
+    except ValueError as exc:
+        raise ctx.error(str(exc)) from None
