@@ -194,7 +194,7 @@ def hpass_u8_fixed(const unsigned char[:, :, ::1] src, const int[::1] rows,
     cdef const unsigned char* row
     cdef int* out
     cdef int acc, w0, w1
-    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         row = &src[rows[i], 0, 0]
         out = &tmp[i, 0, 0]
         if K == 2 and cn == 3:
@@ -227,7 +227,7 @@ def vpass_u8_fixed(const int[:, :, ::1] tmp, const int[:, ::1] yofs, const int[:
     cdef unsigned char* out
     cdef int w0, w1, v
     cdef long long acc
-    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         out = &dst[y, 0, 0]
         if K == 2:
             # Linear weights sum to 2^11 and rows hold at most 255 * 2^11: int32 is exact.
@@ -267,7 +267,7 @@ def hpass_float(const src_t[:, :, ::1] src, const int[::1] rows, const int[:, ::
     cdef const src_t* row
     cdef float* out
     cdef float acc, w0, w1
-    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         row = &src[rows[i], 0, 0]
         out = &tmp[i, 0, 0]
         if src_t is float and K == 2 and cn == 3:
@@ -301,7 +301,7 @@ def vpass_float(const float[:, :, ::1] tmp, const int[:, ::1] yofs, const float[
     cdef const float* r1
     cdef out_t* out
     cdef float acc, w0, w1, flo = <float>lo, fhi = <float>hi
-    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         out = &dst[y, 0, 0]
         if K == 2 and (out_t is float or out_t is double):
             # Row pointers and weights fixed per output row, so the loop vectorises.
@@ -333,7 +333,7 @@ def gather(const src_t[:, :, ::1] src, const int[::1] ys, const int[::1] xs,
     cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], cn = dst.shape[2], y, x, c, sx
     cdef const src_t* row
     cdef src_t* out
-    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         row = &src[ys[y], 0, 0]
         out = &dst[y, 0, 0]
         for x in range(dw):
@@ -368,7 +368,7 @@ def resize_linear_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, ::1
     cdef int a, b, v
     with nogil, parallel(num_threads=nthreads):
         buf = <int*>malloc(rowlen * sizeof(int))
-        for y in prange(dh, schedule="static"):
+        for y in prange(dh, schedule="dynamic", chunksize=8):
             r0 = &src[yofs[y, 0], 0, 0]
             r1 = &src[yofs[y, 1], 0, 0]
             a = yw[y, 0]
@@ -419,7 +419,7 @@ def resize_linear_px_u8_vfirst(const unsigned char[:, :, ::1] src, const int[:, 
         # One spare element: a 3-channel vector mix reads one past the pair it mixes.
         row = <int*>malloc((rowlen + 1) * sizeof(int))
         row[rowlen] = 0
-        for y in prange(dh, schedule="static"):
+        for y in prange(dh, schedule="dynamic", chunksize=8):
             r0 = &src[yofs[y, 0], 0, 0]
             r1 = &src[yofs[y, 1], 0, 0]
             a = yw[y, 0]
@@ -448,7 +448,7 @@ def hpass_linear_px_u8(const unsigned char[:, :, ::1] src, const int[::1] rows,
     _check_pixel_tables(cn, src.shape[1], tmp.shape[1], dw, w0.shape[0], w1.shape[0])
     if tmp.shape[0] != n or tmp.shape[2] != cn:
         raise ValueError("mnn.cv.resize kernel: row buffer does not fit the row table")
-    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         row = &src[rows[i], 0, 0]
         out = &tmp[i, 0, 0]
         if cn == 4 or rows[i] < sh - 1:
@@ -474,7 +474,7 @@ def hpass_linear_px_f32(const float[:, :, ::1] src, const int[::1] rows, const i
     _check_pixel_tables(cn, src.shape[1], tmp.shape[1], dw, w0.shape[0], w1.shape[0])
     if tmp.shape[0] != n or tmp.shape[2] != cn:
         raise ValueError("mnn.cv.resize kernel: row buffer does not fit the row table")
-    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         row = &src[rows[i], 0, 0]
         out = &tmp[i, 0, 0]
         if cn == 4 or rows[i] < sh - 1:
@@ -518,7 +518,7 @@ def resize_half(const half_t[:, :, ::1] src, half_t[:, :, ::1] dst, int nthreads
     if src.shape[0] != 2 * dh or src.shape[1] != 2 * dw or src.shape[2] != cn:
         raise ValueError(f"mnn.cv.resize kernel: a {src.shape[0]}x{src.shape[1]}x"
                          f"{src.shape[2]} image does not halve into {dh}x{dw}x{cn}")
-    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="static"):
+    for y in prange(dh, nogil=True, num_threads=nthreads, schedule="dynamic", chunksize=8):
         r0 = &src[2 * y, 0, 0]
         r1 = &src[2 * y + 1, 0, 0]
         o = &dst[y, 0, 0]
