@@ -116,14 +116,24 @@ def _write_resize(ctx, expr, node):
     if len(node.present) == 2:  # opset 10: (X, scales)
         scales = args[1]
     a = node.attrs
-    if a.get("axes") is not None or int(a.get("antialias", 0)) or \
-            int(a.get("exclude_outside", 0)):
-        ctx.fail(expr, "Resize with axes, antialias or exclude_outside has no MNN Interp form")
+    if int(a.get("antialias", 0)) or int(a.get("exclude_outside", 0)):
+        ctx.fail(expr, "Resize with antialias or exclude_outside has no MNN Interp form")
+    if _text(a.get("keep_aspect_ratio_policy"), "stretch") != "stretch":
+        ctx.fail(expr, "Resize with a keep_aspect_ratio_policy has no MNN Interp form")
     if _text(a.get("coordinate_transformation_mode"), "half_pixel") == "tf_crop_and_resize":
         ctx.fail(expr, "tf_crop_and_resize has no MNN Interp form")
     size = sizes if sizes is not None else scales
     if size is None:
         ctx.fail(expr, "Resize needs scales or sizes")
+    if a.get("axes") is not None:
+        # Scales or sizes of the listed axes only: Interp takes (height, width).
+        axes = [int(ax) % x.ndim for ax in a["axes"]]
+        if sorted(axes) != [x.ndim - 2, x.ndim - 1]:
+            ctx.fail(expr, f"Resize over axes {list(a['axes'])} has no MNN Interp form (the "
+                     "two spatial axes do)")
+        if axes[0] > axes[1]:
+            size = gather(size, const(np.array([1, 0], np.int32)), 0)
+            ctx.encode_vars([size])
     _interp(ctx, expr, x, size, _text(a.get("mode"), "nearest"),
             _text(a.get("coordinate_transformation_mode"), "half_pixel"),
             _text(a.get("nearest_mode"), "round_prefer_floor"), a.get("cubic_coeff_a", -0.75))
@@ -168,9 +178,21 @@ def _write_trilu(ctx, expr, node):
     ctx.encode_as(expr, [select(mask, x, zero)])
 
 
+def _write_non_zero(ctx, expr, node):
+    """The coordinates of the non-zero elements, one column each: MNN's Where gives one
+    row each."""
+    x = _inputs(expr, node)[0]
+    from ..express.ops.selection import where
+
+    coords = where(ew.not_equal(x, const(np.zeros((), x.dtype))))
+    # int32 coordinates: the int64 ONNX gives are int32 in the file anyway.
+    ctx.encode_as(expr, [movement.transpose(coords, [1, 0])])
+
+
 #: ONNX op type -> writer of a deferred node of that type.
 RUNTIME_PARAM_WRITERS = {
     "CumSum": _write_cumsum,
+    "NonZero": _write_non_zero,
     "OneHot": _write_one_hot,
     "Pad": _write_pad,
     "Resize": _write_resize,

@@ -384,7 +384,9 @@ def _decode_where(ctx, op, inputs):
 
 @encoder("where")
 def _encode_where(ctx, expr):
-    ctx.emit(expr, "Where", None, None, expr.inputs)
+    # An (empty) Extra parameter: without one MNN sizes the result by its largest case
+    # (every element true), its old behaviour.
+    ctx.emit(expr, "Where", "Extra", {"vector": False}, expr.inputs)
 
 
 # -- activations the converter emits ---------------------------------------------------------

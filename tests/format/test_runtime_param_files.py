@@ -20,8 +20,8 @@ MNN = format_oracle.MNN
 rng = np.random.default_rng(5)
 
 
-def _model(node, inputs, opset=14):
-    graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("y", T.FLOAT, None)])
+def _model(node, inputs, out_type=T.FLOAT, opset=14):
+    graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("y", out_type, None)])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
 
 
@@ -60,6 +60,13 @@ CASES = {
     "tril": (h.make_node("Trilu", ["x", "k"], ["y"], upper=0),
              [_vi("x", T.FLOAT, [4, 5]), _vi("k", T.INT64, [])],
              {"x": rng.random((4, 5), np.float32), "k": np.array(2, np.int64)}),
+    "resize_axes_3_2": (h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest",
+                                    axes=[3, 2]),
+                        [_vi("x", T.FLOAT, [1, 2, 4, 5]), _vi("sizes", T.INT64, [2])],
+                        {"x": rng.random((1, 2, 4, 5), np.float32),
+                         "sizes": np.array([8, 6], np.int64)}, T.FLOAT, 18),
+    "nonzero": (h.make_node("NonZero", ["x"], ["y"]), [_vi("x", T.FLOAT, [3, 4])],
+                {"x": (rng.random((3, 4)) > 0.5).astype(np.float32)}, T.INT64),
     "onehot": (h.make_node("OneHot", ["i", "d", "v"], ["y"], axis=1),
                [_vi("i", T.INT64, [2, 3]), _vi("d", T.INT64, []), _vi("v", T.FLOAT, [2])],
                {"i": np.array([[0, 2, -1], [1, 3, 0]], np.int64), "d": np.array(4, np.int64),
@@ -69,14 +76,15 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_runtime_parameter_file(name, tmp_path):
-    node, inputs, feeds = CASES[name]
+    node, inputs, feeds, *out_type_and_opset = CASES[name]
     src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
-    onnx.save(_model(node, inputs), src)
+    onnx.save(_model(node, inputs, *out_type_and_opset), src)
     assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
                        "--bizCode", "t"]) == 0
     want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     ours = np.asarray(format_oracle.ours_run(dst, feeds, ["y"])[0])
     np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-6)
+    assert ours.dtype == (np.int32 if want.dtype == np.int64 else want.dtype)
     int32_feeds = {k: (v.astype(np.int32) if v.dtype.kind == "i" else v)
                    for k, v in feeds.items()}
     theirs = format_oracle.wheel_run(dst, int32_feeds, ["y"])[0]
