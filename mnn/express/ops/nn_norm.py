@@ -3,8 +3,10 @@ group_norm, normalize (MNN's L2 Normalize), lrn (local response normalization).
 
 These are composites over primitive ops (reduce_mean, subtract, rsqrt, ...), so their
 gradients come from the primitives' rules and every function works on any float dtype;
-``layer_norm`` is one fused op (attributes ``start`` (first normalized axis),
-``epsilon``, ``has_gamma``, ``has_beta``) whose gradient is its composite definition's.
+``layer_norm`` (attributes ``start`` (first normalized axis), ``epsilon``,
+``has_gamma``, ``has_beta``) and ``group_norm`` (attributes ``groups``, ``epsilon``,
+``has_gamma``, ``has_beta``; instance_norm is its one-channel-per-group case) are fused
+ops with compiled kernels (norm.pyx) whose gradients are their composite definitions'.
 Channel-wise parameters apply along axis 1 (NCHW; NC4HW4 Vars hold NCHW data; Vars
 labelled NHWC are transposed in and out, so their channels are the last axis).
 """
@@ -253,36 +255,117 @@ def layer_norm(x, axis=[-1], gamma=None, beta=None, epsilon=1e-5):  # noqa: B006
                  has_gamma=gamma is not None, has_beta=beta is not None)[0]
 
 
+def _group_norm_composite(x, groups, epsilon, gamma, beta):
+    """Group norm from primitives (the fused op's definition and gradient)."""
+    shape = list(x.shape)
+    grouped = reshape(x, [shape[0], groups, -1])
+    y = reshape(_normalized(grouped, [2], epsilon), shape)
+    per_channel = [1, shape[1]] + [1] * (len(shape) - 2)
+    if gamma is not None:
+        y = multiply(y, reshape(gamma, per_channel))
+    if beta is not None:
+        y = add(y, reshape(beta, per_channel))
+    return y
+
+
+def _gn_infer(metas, groups, epsilon, has_gamma, has_beta):
+    x = metas[0]
+    if x.dtype.kind != "f":
+        raise OpError(f"needs a floating point input, got {x.dtype}")
+    if len(x.shape) < 2 or groups < 1 or x.shape[1] % groups != 0:
+        raise OpError(f"{x.shape[1] if len(x.shape) > 1 else '?'} channels of "
+                      f"{list(x.shape)} do not split into {groups} groups")
+    if len(metas) != 1 + int(has_gamma) + int(has_beta):
+        raise OpError("input count does not match has_gamma/has_beta")
+    for m in metas[1:]:
+        if tuple(m.shape) != (x.shape[1],) or m.dtype != x.dtype:
+            raise OpError(f"gamma/beta must be ({x.shape[1]},) {x.dtype}, got "
+                          f"{list(m.shape)} {m.dtype}")
+    return [(x.shape, x.dtype)]
+
+
+def _gn_compute(arrays, groups, epsilon, has_gamma, has_beta):
+    x = np.asarray(arrays[0], order="C")
+    n, c = x.shape[:2]
+    params = list(arrays[1:])
+    gamma = params.pop(0) if has_gamma else None
+    beta = params.pop(0) if has_beta else None
+    if x.dtype not in (np.float32, np.float64):
+        grouped = x.reshape(n, groups, -1)
+        mean = grouped.mean(axis=2, keepdims=True)
+        centered = grouped - mean
+        var = np.mean(np.square(centered), axis=2, keepdims=True)
+        y = (centered / np.sqrt(var + x.dtype.type(epsilon))).reshape(x.shape)
+        per_channel = (1, c) + (1,) * (x.ndim - 2)
+        if gamma is not None:
+            y = y * gamma.reshape(per_channel)
+        if beta is not None:
+            y = y + beta.reshape(per_channel)
+        return y.astype(x.dtype, copy=False)
+    empty = np.empty(0, x.dtype)
+    gamma = empty if gamma is None else np.ascontiguousarray(gamma, dtype=x.dtype)
+    beta = empty if beta is None else np.ascontiguousarray(beta, dtype=x.dtype)
+    y = np.empty(x.shape, x.dtype)
+    view = (n * groups, c // groups, x.size // (n * c) if n * c else 0)
+    _norm_k.group_norm_rows(x.reshape(view), y.reshape(view), gamma, beta, bool(has_gamma),
+                            bool(has_beta), float(epsilon), int(groups),
+                            nc.threads(x.size * 4))
+    return y
+
+
+def _gn_grad(inputs, outputs, grads, groups, epsilon, has_gamma, has_beta):
+    # The gradient of the fused op is the gradient of its definition, built from
+    # primitives (so it is differentiable again).
+    from ..autodiff import grad as _grad
+
+    x = inputs[0]
+    gamma = inputs[1] if has_gamma else None
+    beta = inputs[1 + int(has_gamma)] if has_beta else None
+    y = _group_norm_composite(x, groups, epsilon, gamma, beta)
+    return _grad([y], list(inputs), [grads[0]])
+
+
+register(OpDef("group_norm", _gn_infer, _gn_compute, _gn_grad))
+
+
+def _group_norm(x, groups, gamma, beta, epsilon, what):
+    params = []
+    for p, name in ((gamma, "gamma"), (beta, "beta")):
+        if p is not None:
+            params.append(reshape(_param(p, x, what, name), [x.shape[1]]))
+    return apply("group_norm", [x] + params, groups=int(groups), epsilon=float(epsilon),
+                 has_gamma=gamma is not None, has_beta=beta is not None)[0]
+
+
 def instance_norm(x, gamma=None, beta=None, epsilon=1e-5):
     """Instance normalization: each ``(n, c)`` plane over its spatial axes, then a
-    per-channel affine (ONNX InstanceNormalization, torch ``instance_norm``)."""
+    per-channel affine (ONNX InstanceNormalization, torch ``instance_norm``).
+
+    The ``group_norm`` op with one channel per group (one fused op with a compiled
+    kernel for float32/float64; its gradient is that of the composite definition).
+    """
     x, nhwc = nc.as_nchw(_float_var(x, "instance_norm"))
     if len(x.shape) < 3:
         raise OpError(f"instance_norm: needs (N, C, spatial...), got {x.shape}")
-    y = _normalized(x, list(range(2, len(x.shape))), epsilon)
-    if gamma is not None:
-        y = multiply(y, _param(gamma, x, "instance_norm", "gamma"))
-    if beta is not None:
-        y = add(y, _param(beta, x, "instance_norm", "beta"))
-    return nc.restore(y, nhwc)
+    return nc.restore(_group_norm(x, x.shape[1], gamma, beta, epsilon, "instance_norm"),
+                      nhwc)
 
 
 def group_norm(x, groups, gamma=None, beta=None, epsilon=1e-5):
     """Group normalization: channels split in ``groups``, each normalized over its
-    channels and spatial axes, then a per-channel affine (torch ``group_norm``)."""
+    channels and spatial axes, then a per-channel affine (torch ``group_norm``).
+
+    One fused op (``group_norm``: attributes ``groups``, ``epsilon``, ``has_gamma``,
+    ``has_beta``; gamma/beta inputs of shape ``(C,)``) with a compiled kernel for
+    float32/float64; its gradient is that of the composite definition.
+    """
     x, nhwc = nc.as_nchw(_float_var(x, "group_norm"))
     shape = list(x.shape)
     groups = int(groups)
     if len(shape) < 2 or groups < 1 or shape[1] % groups != 0:
         raise OpError(f"group_norm: {shape[1] if len(shape) > 1 else '?'} channels do not "
                       f"split into {groups} groups")
-    grouped = reshape(x, [shape[0], groups, -1])
-    y = reshape(_normalized(grouped, [2], epsilon), shape)
-    if gamma is not None:
-        y = multiply(y, _param(gamma, x, "group_norm", "gamma"))
-    if beta is not None:
-        y = add(y, _param(beta, x, "group_norm", "beta"))
-    return nc.restore(y, nhwc)
+    return nc.restore(_group_norm(x, groups, gamma, beta, epsilon, "group_norm"), nhwc)
 
 
 def normalize(x, acrossSpatial, channelShared, eps, scale):
