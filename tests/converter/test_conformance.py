@@ -79,3 +79,19 @@ def test_focus_set_is_the_documented_filter(cases):
     for c in focus:
         assert conformance.case_op(c) in conformance.FOCUS_OPS
         assert not c.name.startswith(("test_bernoulli", "test_training_dropout"))
+
+
+def test_through_file_compare_accepts_only_the_int32_the_file_holds():
+    # The .mnn file holds int64 and bool as int32 (as MNN computes them): through the file
+    # such an output may come back int32 but must still hold exactly the expected values.
+    import numpy as np
+
+    want = np.array([1, 2, 3], np.int64)
+    conformance._compare("y", want.astype(np.int32), want, narrowed=True)
+    with pytest.raises(AssertionError):
+        conformance._compare("y", np.array([1, 2, 4], np.int32), want, narrowed=True)
+    with pytest.raises(AssertionError, match="dtype"):
+        conformance._compare("y", want.astype(np.int32), want)
+    with pytest.raises(AssertionError, match="dtype"):
+        conformance._compare("y", np.array([1.0, 2.0], np.float32),
+                             np.array([1.0, 2.0], np.float64), narrowed=True)
