@@ -255,3 +255,30 @@ def test_keep_input_format_0_labels_inputs_nc4hw4(cnn_model, tmp_path):
         np.testing.assert_allclose(_run_file(dst, X)["y"].read(),
                                    run_ort(cnn_model, {"x": X})["y"], rtol=1e-4, atol=1e-5)
     assert formats == {"1": "NCHW", "0": "NC4HW4"}
+
+
+def test_large_model_shows_progress_and_converts(tmp_path, capsys):
+    """A model of more than 200 nodes prints a progress bar on stderr (lines at 25% steps
+    when stderr is not a terminal) and still converts right."""
+    n = 240
+    nodes, prev = [], "x"
+    for i in range(n):
+        out = f"h{i}" if i < n - 1 else "y"
+        op = "Relu" if i % 2 else "Neg"
+        nodes.append(helper.make_node(op, [prev], [out]))
+        prev = out
+    graph = helper.make_graph(nodes, "chain",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    src = _save(model, tmp_path)
+    dst = str(tmp_path / "m.mnn")
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst, "--bizCode", "t"]) == 0
+    err = capsys.readouterr().err
+    assert f"({n}/{n} nodes)" in err and "100%" in err
+    assert err.count("converting [") >= 4
+    x = np.random.default_rng(0).normal(size=(2, 3)).astype(np.float32)
+    want = run_ort(model, {"x": x})
+    var_map = load_as_dict(dst)
+    var_map["x"].write(x)
+    np.testing.assert_allclose(var_map["y"].read(), want["y"], rtol=1e-6)
