@@ -17,8 +17,17 @@ ctypedef fused real_t:
 
 
 
+cdef extern from "norm_moments.h":
+    void mnn_moments_f32(const float *x, Py_ssize_t n, double *mean_out,
+                         double *var_out) nogil
+
+
 cdef void _moments(const real_t* x, Py_ssize_t D, double* mean_out,
                    double* var_out) noexcept nogil:
+    if real_t is float:
+        # float32: include/norm_moments.h (AVX-512 double accumulators).
+        mnn_moments_f32(x, D, mean_out, var_out)
+        return
     # Sums in 16 independent double lanes: a single running sum is one long dependency
     # chain that the compiler may not reorder (no fast-math), so it would not vectorize.
     cdef double lanes[16]
