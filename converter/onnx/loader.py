@@ -67,6 +67,7 @@ _NP_OF_ONNX = {
     onnx.TensorProto.FLOAT8E5M2: ml_dtypes.float8_e5m2,
     onnx.TensorProto.FLOAT8E5M2FNUZ: ml_dtypes.float8_e5m2fnuz,
     onnx.TensorProto.FLOAT4E2M1: ml_dtypes.float4_e2m1fn,
+    onnx.TensorProto.FLOAT8E8M0: ml_dtypes.float8_e8m0fnu,
 }
 
 # Types Vars cannot hold, stored in a wider one (values kept exactly). Casts to them go
@@ -88,6 +89,7 @@ _STORAGE = {
     np.dtype(ml_dtypes.float8_e5m2): np.dtype(np.float32),
     np.dtype(ml_dtypes.float8_e5m2fnuz): np.dtype(np.float32),
     np.dtype(ml_dtypes.float4_e2m1fn): np.dtype(np.float32),
+    np.dtype(ml_dtypes.float8_e8m0fnu): np.dtype(np.float32),
 }
 
 

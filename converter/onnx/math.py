@@ -151,7 +151,7 @@ def where(ctx, condition, x, y):
     return F.select(condition, x, y)
 
 
-def _cast_to(ctx, x, dtype, saturate=1):
+def _cast_to(ctx, x, dtype, saturate=1, round_mode="up"):
     """``x`` cast to numpy ``dtype``; types Vars store wider (float16, bfloat16, int16,
     uint16, uint32, uint64) keep only what the narrow type holds (``narrow_cast``)."""
     from .loader import narrow_name, storage_dtype
@@ -162,6 +162,11 @@ def _cast_to(ctx, x, dtype, saturate=1):
         raise ctx.error(f"cannot cast to {np.dtype(dtype)}, which mnn cannot hold") from None
     # Floats to ints truncate toward zero (C), as numpy's astype does.
     narrow = narrow_name(dtype)
+    if narrow == "float8_e8m0fnu":
+        if round_mode not in ("up", "down", "nearest"):
+            raise ctx.error(f"attribute 'round_mode' must be up, down or nearest, got "
+                            f"{round_mode!r}")
+        return F.e8m0_cast(F.cast(x, np.float32), round_mode, bool(saturate))
     if narrow in F.ops.onnx_narrow.MINIFLOATS:
         # 8/4-bit floats: round in float32 (``saturate`` clamps out-of-range values).
         if saturate not in (0, 1):
@@ -187,7 +192,7 @@ def cast(ctx, x, to=None, saturate=1, round_mode="up"):
         dtype = onnx_dtype_to_numpy(to)
     except ConvertError as exc:
         raise ctx.error(str(exc)) from None
-    return _cast_to(ctx, x, dtype, saturate)
+    return _cast_to(ctx, x, dtype, saturate, round_mode)
 
 
 @onnx_op("CastLike", since=15)
@@ -197,8 +202,8 @@ def cast_like(ctx, x, target_type, saturate=1, round_mode="up"):
         from .loader import storage_dtype
 
         if storage_dtype(declared) == target_type.dtype:
-            return _cast_to(ctx, x, declared, saturate)
-    return _cast_to(ctx, x, target_type.dtype, saturate)
+            return _cast_to(ctx, x, declared, saturate, round_mode)
+    return _cast_to(ctx, x, target_type.dtype, saturate, round_mode)
 
 
 @onnx_op("BitCast", since=26)

@@ -27,10 +27,30 @@ def set_thread_number(n):
     _set_blas_threads(n)
 
 
-def _set_kernel_threads(n):
-    from .._cython import parallel  # a missing build is an ImportError, never ignored
+_parallel = []
 
-    parallel.set_openmp_threads(n)
+
+def _set_kernel_threads(n):
+    # Loaded modules switch thread counts around every run: import once.
+    if not _parallel:
+        from .._cython import parallel  # a missing build is an ImportError, never ignored
+
+        _parallel.append(parallel)
+    _parallel[0].set_openmp_threads(n)
+
+
+def use_kernel_threads(n):
+    """Switch only the compiled kernels' thread count (OpenMP), leaving BLAS alone.
+
+    For a scoped switch around one run of a loaded module: resizing BLAS's thread
+    pools costs more than a small model's run, and our kernels keep the BLAS they call
+    (scipy's) at one thread anyway. Callers restore the previous count afterwards.
+    """
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"mnn: thread count must be >= 1, got {n}")
+    _state["threads"] = n
+    _set_kernel_threads(n)
 
 
 def get_thread_number():
@@ -50,7 +70,10 @@ def _set_blas_threads(n):
 
         _blas.append(ThreadpoolController().select(user_api="blas").lib_controllers)
     for lib in _blas[0]:
-        lib.set_num_threads(n)
+        # Reading the count is a plain call; setting it goes through threadpoolctl's
+        # thread-ownership checks.
+        if lib.get_num_threads() != n:
+            lib.set_num_threads(n)
 
 
 def lazy_eval(flag=True):

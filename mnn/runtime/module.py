@@ -50,14 +50,14 @@ class _ThreadCount:
             if self.active == 0:
                 self.saved = _runtime.get_thread_number()
                 if self.saved != want:
-                    _runtime.set_thread_number(want)
+                    _runtime.use_kernel_threads(want)
             self.active += 1
 
     def leave(self):
         with self.lock:
             self.active -= 1
             if self.active == 0 and _runtime.get_thread_number() != self.saved:
-                _runtime.set_thread_number(self.saved)
+                _runtime.use_kernel_threads(self.saved)
 
 
 _threads = _ThreadCount()

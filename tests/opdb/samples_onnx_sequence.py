@@ -186,6 +186,21 @@ SAMPLES["minifloat_cast"] = [
             {"format": "float8_e4m3fn", "saturate": True}, _minifloat_ref, rtol=0, atol=0,
             note="float64")]
 
+def _e8m0_ref(x, round_mode, saturate):
+    from onnx.numpy_helper import to_float8e8m0
+
+    return to_float8e8m0(x, saturate, round_mode).astype(np.float32)
+
+
+_E8M0_EDGE = np.array([1.0, 1.5, 3.0, 0.75, 1e-3, 6e4, 3.4e38, 0.0, 1e-40, np.inf, np.nan,
+                       1.25, 1.75, 2.0 ** 127 * 1.5, 2.0 ** -127, 2.0 ** -126 * 1.5],
+                      np.float32)
+SAMPLES["e8m0_cast"] = [
+    Sample([_E8M0_EDGE], {"round_mode": mode, "saturate": sat}, _e8m0_ref, rtol=0, atol=0,
+           note=f"{mode}-{sat}")
+    for mode in ("up", "down", "nearest") for sat in (True, False)
+]
+
 REJECTS = {
     "sequence_pack": [Sample([_A, np.ones(2, np.int32)], {"dtype": np.dtype(np.float32)})],
     "sequence_insert": [
@@ -200,6 +215,8 @@ REJECTS = {
     "sequence_split": [Sample([values((5, 3), np.float32), np.array([1, 1], _I64)],
                               {"axis": 0, "keepdims": True})],
     "optional_get": [Sample([np.array(False), _A], {"n": 1})],
+    "e8m0_cast": [Sample([np.ones(2, np.float64)], {"round_mode": "up", "saturate": True}),
+                  Sample([np.ones(2, np.float32)], {"round_mode": "even", "saturate": True})],
     "minifloat_cast": [Sample([np.ones(2, np.int32)], {"format": "float8_e5m2",
                                                        "saturate": True}),
                        Sample([np.ones(2, np.float32)], {"format": "float8",

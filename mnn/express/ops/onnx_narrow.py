@@ -24,7 +24,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 
-__all__ = ["minifloat_cast", "narrow_cast"]
+__all__ = ["e8m0_cast", "minifloat_cast", "narrow_cast"]
 
 #: narrow dtype name -> storage dtypes it may be applied to.
 NARROW_TYPES = {
@@ -183,4 +183,56 @@ def minifloat_cast(x, format, saturate=True):
         Same shape and dtype as ``x``.
     """
     return apply("minifloat_cast", [to_var(x)], format=str(format),
+                 saturate=bool(saturate))[0]
+
+
+# -- e8m0_cast ----------------------------------------------------------------------------
+
+def _e8m0_infer(metas, round_mode, saturate):
+    x = metas[0]
+    if round_mode not in ("up", "down", "nearest"):
+        raise OpError(f"e8m0_cast: round_mode must be up, down or nearest, got {round_mode!r}")
+    if x.dtype is not None and x.dtype != np.float32:
+        raise OpError(f"e8m0_cast: the values must be float32, got {x.dtype}")
+    return [(x.shape, x.dtype)]
+
+
+def _e8m0_compute(arrays, round_mode, saturate):
+    bits = np.ascontiguousarray(arrays[0], np.float32).view(np.uint32)
+    exponent = ((bits >> 23) & 0xFF).astype(np.int64)
+    special = exponent == 0xFF
+    fraction = bits & 0x7FFFFF
+    if round_mode == "up":
+        bump = fraction > 0
+    elif round_mode == "nearest":
+        # The mantissa's top bit set means at least half-way to the next power of two:
+        # round up, except an exact half on the zero exponent (2**-127 stays).
+        half = (bits & 0x400000) > 0
+        rest = (bits & 0x3FFFFF) > 0
+        bump = half & (rest | (exponent > 0))
+    else:
+        bump = np.zeros(bits.shape, bool)
+    if saturate:
+        bump &= exponent < 0xFE
+    exponent = np.where(special, 0xFF, exponent + bump)
+    out = np.ldexp(np.float32(1), (exponent - 127).astype(np.int32)).astype(np.float32)
+    return np.where(exponent >= 0xFF, np.float32(np.nan), out)
+
+
+register(OpDef("e8m0_cast", _e8m0_infer, _e8m0_compute))
+
+
+def e8m0_cast(x, round_mode="up", saturate=True):
+    """float32 ``x`` as the exponent-only FLOAT8E8M0 type keeps it: ``2 ** (e - 127)``
+    from the float's biased exponent ``e`` (the sign is dropped; zero and subnormals give
+    ``2 ** -127``), rounded ``up`` (any mantissa bit raises the exponent), ``down``, or to
+    ``nearest``; NaN and infinity, and with ``saturate`` off a rounding past the largest
+    exponent, give NaN.
+
+    Returns
+    -------
+    Var
+        float32, same shape.
+    """
+    return apply("e8m0_cast", [to_var(x)], round_mode=str(round_mode),
                  saturate=bool(saturate))[0]
