@@ -93,15 +93,63 @@ def cases():
                 lambda v: F.matmul(v, F.const(bm)),
                 lambda t, m=torch.tensor(bm): t @ m,
                 _onnx("MatMul", a, [bm], {})))
+    out += _softmax_norm_activation_cases()
+    return out
+
+
+def _onnx_nodes(nodes, x, inits, opset):
+    """A model of several nodes (input ``x``, output ``y``, named initializers)."""
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor(k, TensorProto.FLOAT, a.shape, a.ravel()) for k, a in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _softmax_norm_activation_cases():
+    """Softmax/log-softmax (rows, attention scores, channel axis), layer/group/instance
+    norm and the activations models use, in the cases() format."""
+    out = []
+    for shape, axis in (((1, 1000), -1), ((64, 1000), -1), ((8, 12, 128, 128), -1),
+                        ((8, 21, 64, 64), 1)):
+        s = _arr(*shape)
+        out.append((f"softmax {'x'.join(map(str, shape))} axis {axis}", s,
+                    lambda v, a=axis: F.softmax(v, a), lambda t, a=axis: torch.softmax(t, a),
+                    _onnx("Softmax", s, [], dict(axis=axis))))
     s = _arr(64, 1000)
-    out.append(("softmax 64x1000", s, lambda v: F.softmax(v, -1),
-                lambda t: torch.softmax(t, -1), _onnx("Softmax", s, [], dict(axis=-1))))
-    ln, g, be = _arr(128, 768), _arr(768), _arr(768)
-    out.append(("layer_norm 128x768", ln,
-                lambda v: F.layer_norm(v, -1, F.const(g), F.const(be), 1e-5),
-                lambda t, gg=torch.tensor(g), bb=torch.tensor(be):
-                    TF.layer_norm(t, (768,), gg, bb, 1e-5),
-                _onnx("LayerNormalization", ln, [g, be], dict(axis=-1, epsilon=1e-5))))
+    out.append(("log_softmax 64x1000", s, lambda v: F.log_softmax(v, -1),
+                lambda t: torch.log_softmax(t, -1), _onnx("LogSoftmax", s, [], dict(axis=-1))))
+    g, be = _arr(768), _arr(768)
+    for shape in ((128, 768), (1, 128, 768)):
+        ln = _arr(*shape)
+        out.append((f"layer_norm {'x'.join(map(str, shape))}", ln,
+                    lambda v: F.layer_norm(v, -1, F.const(g), F.const(be), 1e-5),
+                    lambda t, gg=torch.tensor(g), bb=torch.tensor(be):
+                        TF.layer_norm(t, (768,), gg, bb, 1e-5),
+                    _onnx("LayerNormalization", ln, [g, be], dict(axis=-1, epsilon=1e-5))))
+    xn, gn, bn = _arr(1, 64, 56, 56), _arr(64), _arr(64)
+    out.append(("group_norm 32g 64ch 56x56", xn,
+                lambda v: F.group_norm(v, 32, F.const(gn), F.const(bn)),
+                lambda t, a=torch.tensor(gn), b=torch.tensor(bn): TF.group_norm(t, 32, a, b),
+                _onnx_nodes([helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"],
+                                              num_groups=32)], xn, {"s": gn, "b": bn}, 21)))
+    out.append(("instance_norm 64ch 56x56", xn,
+                lambda v: F.instance_norm(v, F.const(gn), F.const(bn)),
+                lambda t, a=torch.tensor(gn), b=torch.tensor(bn):
+                    TF.instance_norm(t, weight=a, bias=b),
+                _onnx("InstanceNormalization", xn, [gn, bn], {})))
+    xa = _arr(1, 64, 112, 112)
+    bounds = {"lo": np.zeros((), np.float32), "hi": np.full((), 6, np.float32)}
+    for name, ours, theirs, nodes, inits in (
+            ("relu6", F.relu6, TF.relu6, [("Clip", ["x", "lo", "hi"], "y")], bounds),
+            ("hardswish", F.hardswish, TF.hardswish, [("HardSwish", ["x"], "y")], {}),
+            ("gelu", F.gelu, TF.gelu, [("Gelu", ["x"], "y")], {}),
+            ("silu", F.silu, TF.silu, [("Sigmoid", ["x"], "s"), ("Mul", ["x", "s"], "y")], {}),
+            ("sigmoid", F.sigmoid, torch.sigmoid, [("Sigmoid", ["x"], "y")], {}),
+            ("tanh", F.tanh, torch.tanh, [("Tanh", ["x"], "y")], {})):
+        model = _onnx_nodes([helper.make_node(op, ins, [o]) for op, ins, o in nodes], xa,
+                            inits, 20)
+        out.append((f"{name} 64ch 112x112", xa, ours, theirs, model))
     return out
 
 
