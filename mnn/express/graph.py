@@ -600,6 +600,17 @@ def _rank_from_shape_input(op, inputs):
 
 
 def _rank_partial(op, inputs):
+    """What a :data:`_SHAPE_INPUT` op's result shape is known to be from its shape tensor
+    alone: a Reshape to sizes the tries computed (all positive) has them, as far as the
+    two tries agree; otherwise only the rank is known."""
+    if op.name == "onnx_reshape" and len(inputs) > 1:
+        partial = _PARTIAL.get(inputs[1].expr)
+        values = None if partial is None or partial.values is None else \
+            [v[inputs[1].index] for v in partial.values]
+        if values is not None and all(v is not None and v.ndim == 1 and (v > 0).all()
+                                      for v in values) and values[0].size == values[1].size:
+            return _Partial((tuple(int(a) if a == b else -1
+                                   for a, b in zip(values[0], values[1])),), None)
     rank = _rank_from_shape_input(op, inputs)
     return None if rank is None else _Partial(((-1,) * rank,), None)
 

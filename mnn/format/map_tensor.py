@@ -533,11 +533,13 @@ def _encode_constant_of_shape(ctx, expr):
 
 @encoder("onnx_trunc_div")
 def _encode_trunc_div(ctx, expr):
+    # REALDIV, as MNN's converter writes ONNX Div: its integer form truncates (C division);
+    # the real MNN's CPU backend has no integer DIV.
     ctx.emit(
         expr,
         "BinaryOp",
         "BinaryOp",
-        {"opType": 3, "T": ctx.dtype_code(expr.inputs[0])},
+        {"opType": 7, "T": ctx.dtype_code(expr.inputs[0])},
         expr.inputs,
     )
 
@@ -755,7 +757,17 @@ def _decode_unpack(ctx, op, inputs):
 @encoder("onnx_slice")
 def _encode_onnx_slice(ctx, expr):
     # MNN's converter writes ONNX Slice as StridedSlice with fromType 1 and the same inputs.
-    ctx.emit(expr, "StridedSlice", "StridedSliceParam", {"fromType": 1}, expr.inputs)
+    # Constant starts/ends beyond int32 ("to the end", INT64_MAX) are clamped: the file
+    # holds them as int32, as MNN computes them (an int64 tensor there crashes the real
+    # MNN), and no dimension is that long.
+    inputs = list(expr.inputs)
+    for i in (1, 2):
+        value = ctx.static(inputs[i]) if i < len(inputs) else None
+        if value is not None and value.dtype.kind in "iu":
+            limits = np.iinfo(np.int32)
+            clipped = np.clip(value.astype(np.int64), limits.min, limits.max).astype(np.int32)
+            inputs[i] = ctx.const_tensor(clipped, expr, ("starts", "ends")[i - 1])
+    ctx.emit(expr, "StridedSlice", "StridedSliceParam", {"fromType": 1}, inputs)
 
 
 def _encode_log_sum_exp(ctx, expr):

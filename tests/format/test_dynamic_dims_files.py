@@ -54,17 +54,37 @@ class _MeanNet(torch.nn.Module):
         return self.fc(torch.relu(self.c(x)).mean((2, 3)))
 
 
+class _Encoder(torch.nn.Module):
+    """A transformer encoder layer (attention reshapes built from Shape chains)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
+                                                      batch_first=True, activation="gelu")
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+# net -> (export shape, dynamic axes of x, opset, shapes run)
+_SETUPS = {
+    "_ConvNet": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 13, SHAPES),
+    "_MeanNet": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 13, SHAPES),
+    "_Encoder": ((2, 5, 16), {0: "N"}, 17, [(1, 5, 16), (4, 5, 16)]),
+}
+
+
 def _export(net, tmp_path, name):
     torch.manual_seed(0)
+    shape, axes, opset, _ = _SETUPS[net.__name__]
     net = net().eval()
     with torch.no_grad():
         for p in net.parameters():
             p.copy_(torch.randn_like(p) * 0.3)
     path = os.path.join(tmp_path, name + ".onnx")
-    torch.onnx.export(net, torch.randn(2, 3, 16, 16), path, dynamo=False,
+    torch.onnx.export(net, torch.randn(*shape), path, dynamo=False,
                       input_names=["x"], output_names=["y"],
-                      dynamic_axes={"x": {0: "N", 2: "H", 3: "W"}, "y": {0: "N"}},
-                      opset_version=13)
+                      dynamic_axes={"x": axes, "y": {0: "N"}}, opset_version=opset)
     return path
 
 
@@ -76,22 +96,25 @@ def _input_dims(path):
     return list(var.expr.attrs.get("declared_shape", var.expr.metas[0].shape))
 
 
-@pytest.mark.parametrize("net", [_ConvNet, _MeanNet])
+@pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder])
 def test_dynamic_input_dims_round_trip(net, tmp_path):
     onnx_path = _export(net, str(tmp_path), net.__name__)
     ours_path = os.path.join(tmp_path, "ours.mnn")
     assert mnnconvert(["-f", "ONNX", "--modelFile", onnx_path, "--MNNModel", ours_path,
                        "--bizCode", "test"]) == 0
-    theirs_path = format_oracle.convert_onnx(_load(onnx_path), tmp_path / "wheel")
-    # The real converter keeps H and W dynamic (it pins the batch to 1); we keep all three.
-    assert _input_dims(theirs_path)[1:] == [3, -1, -1]
-    assert _input_dims(ours_path) == [-1, 3, -1, -1]
+    shape, axes, _, shapes = _SETUPS[net.__name__]
+    declared = [-1 if i in axes else d for i, d in enumerate(shape)]
+    assert _input_dims(ours_path) == declared
+    if net is not _Encoder:
+        # The real converter keeps H and W dynamic (it pins the batch to 1); we keep all.
+        theirs_path = format_oracle.convert_onnx(_load(onnx_path), tmp_path / "wheel")
+        assert _input_dims(theirs_path)[1:] == declared[1:]
 
     sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
     ours = mnn_nn.load_module_from_file(ours_path, ["x"], ["y"])
     wheel = MNN.nn.load_module_from_file(ours_path, ["x"], ["y"])
     rng = np.random.default_rng(0)
-    for shape in SHAPES:
+    for shape in shapes:
         x = rng.standard_normal(shape).astype(np.float32)
         want = sess.run(None, {"x": x})[0]
         got = np.asarray(ours.forward(F.const(x)).read())
