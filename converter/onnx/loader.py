@@ -334,7 +334,7 @@ class _Builder:
         self.progress = progress
         self.done = 0
         self._static = {}
-        self.declared = {}  # value name -> declared numpy dtype (see declared_types)
+        self.declared = {}  # value name -> declared numpy dtype (a DeclaredTypes)
 
     # -- constant values -----------------------------------------------------------------
     def static_value(self, var):
@@ -830,13 +830,50 @@ def _elem_type(type_proto):
     return t.tensor_type.elem_type if t.HasField("tensor_type") else 0
 
 
+class DeclaredTypes:
+    """Value name -> numpy dtype the model declares (graph inputs, outputs, initializers,
+    value_info, subgraphs included); a name not declared is looked up in onnx's type
+    inference, run once on first need, on a copy whose large initializers are reduced to
+    their type and shape (inference needs no weights, and copying them dominates)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.known = _types_in(model.graph)
+        self.inferred = None
+
+    def get(self, name, default=None):
+        if name in self.known:
+            return self.known[name]
+        if self.inferred is None:
+            self.inferred = _inferred_types(self.model)
+        return self.inferred.get(name, default)
+
+
 def declared_types(model):
-    """Value name -> numpy dtype the model declares or onnx's type inference gives (graph
-    inputs, outputs, initializers and intermediate values, subgraphs included)."""
+    """A :class:`DeclaredTypes` for ``model`` (see there)."""
+    return DeclaredTypes(model)
+
+
+def _inferred_types(model):
+    light = onnx.ModelProto()
+    light.CopyFrom(model)
+    for t in light.graph.initializer:
+        if int(np.prod(list(t.dims), dtype=np.int64)) > 64:
+            # Keep type and shape, drop the values (an input of the same type and shape).
+            vi = onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+            light.graph.input.append(vi)
+            t.Clear()
+    kept = [t for t in light.graph.initializer if t.name]
+    del light.graph.initializer[:]
+    light.graph.initializer.extend(kept)
     try:
-        model = onnx.shape_inference.infer_shapes(model)
+        light = onnx.shape_inference.infer_shapes(light)
     except Exception:  # noqa: BLE001 - inference is a help, the declared types remain
-        pass
+        return {}
+    return _types_in(light.graph)
+
+
+def _types_in(graph):
     out = {}
 
     def note(name, elem):
@@ -860,5 +897,5 @@ def declared_types(model):
                     for g in a.graphs:
                         walk(g)
 
-    walk(model.graph)
+    walk(graph)
     return out

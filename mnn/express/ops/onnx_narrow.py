@@ -15,7 +15,8 @@ ties to even; NaN stays NaN, overflow goes to infinity) and wraps integers modul
   wrap-around modulo ``2**bits``, as C casts between integer widths do (and as ONNX
   casts to the 4- and 2-bit types do).
 
-Gradient: identity for the float forms (straight through, as for a cast), none for ints.
+Not differentiable (rounding is flat almost everywhere; these ops exist to run converted
+inference graphs).
 """
 import numpy as np
 
@@ -83,11 +84,7 @@ def _compute(arrays, dtype):
         return x.astype(np.dtype(dtype)).astype(x.dtype)
 
 
-def _grad(inputs, outputs, grads, dtype):
-    return [grads[0] if NARROW_TYPES[dtype] == ("f",) else None]  # ints: no gradient
-
-
-register(OpDef("narrow_cast", _infer, _compute, _grad))
+register(OpDef("narrow_cast", _infer, _compute))
 
 
 def narrow_cast(x, dtype):
