@@ -58,6 +58,10 @@ def quantize_linear(ctx, x, y_scale, y_zero_point=None, axis=1, block_size=0,
 
     if block_size < 0:
         raise ctx.error(f"attribute 'block_size' must not be negative, got {block_size}")
+    if precision not in (0, 1):
+        # 0: the input's type, 1: float; narrower intermediates are not emulated.
+        raise ctx.error(f"attribute 'precision' {precision} is not supported (0 or "
+                        "FLOAT)")
     if y_zero_point is not None:
         out_dtype = _declared(ctx, 2, y_zero_point.dtype)
     elif output_dtype:
