@@ -154,8 +154,9 @@ def _graph_input_names(model):
 def _compare(name, got, want, narrowed=False):
     """Raise AssertionError unless ``got`` matches ``want`` (onnx's tolerances).
 
-    ``narrowed``: ``got`` went through a .mnn file, which holds booleans and 64-bit
-    integers as int32 (MNN computes them so; see :func:`mnn.format.mapping.file_dtype`):
+    ``narrowed``: ``got`` went through a .mnn file, which holds booleans, 64-bit and
+    unsigned 32-bit integers as int32 (MNN computes them so; see
+    :func:`mnn.format.mapping.file_dtype`):
     such an output may come back int32, and then must equal the expected values exactly.
     """
     if want is None:
@@ -173,8 +174,7 @@ def _compare(name, got, want, narrowed=False):
     if narrowed and got.dtype != want.dtype:
         from mnn.format.mapping import file_dtype
 
-        if want.dtype in _STANDARD_DTYPES and got.dtype == file_dtype(want.dtype) and \
-                got.dtype.kind in "iu":
+        if got.dtype == file_dtype(want.dtype) and got.dtype.kind in "iu":
             if got.shape != want.shape:
                 raise AssertionError(f"output {name}: shape {got.shape}, expected "
                                      f"{want.shape}")

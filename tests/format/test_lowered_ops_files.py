@@ -126,3 +126,29 @@ def test_grid_sample_file(mode, padding, align, tmp_path):
     wheel = not (mode == "bilinear" and padding == "reflection" and align)
     _check(tmp_path, lambda p: F.grid_sample(p["x"], p["g"], mode, padding, align),
            {"x": x, "g": grid}, want, wheel=wheel)
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint16", "int4", "uint4", "int2", "uint2"])
+def test_narrow_integer_cast_file(dtype, tmp_path):
+    """Wrap-around into a narrow integer type, written as integer arithmetic (oracle: numpy's
+    C-style casts; the 4- and 2-bit types by their two's-complement definition)."""
+    from mnn.express.ops.onnx_narrow import narrow_cast
+
+    x = np.array([[-70000, -32769, -9, -8, -3, -1], [0, 1, 7, 8, 32768, 70001]], np.int32)
+    if dtype in ("int16", "uint16"):
+        want = x.astype(dtype).astype(np.int32)
+    else:
+        bits = int(dtype[-1])
+        wrapped = np.mod(x, 1 << bits)
+        want = (np.where(wrapped >= 1 << (bits - 1), wrapped - (1 << bits), wrapped)
+                if not dtype.startswith("u") else wrapped).astype(np.int32)
+    _check(tmp_path, lambda p: narrow_cast(p["x"], dtype), {"x": x}, want)
+
+
+def test_float16_cast_is_refused_with_its_reason(tmp_path):
+    from mnn.express.ops.onnx_narrow import narrow_cast
+    from mnn.format.errors import ModelFileError
+
+    x = F.placeholder([3], F.NCHW, np.float32)
+    with pytest.raises(ModelFileError, match="float16 has no MNN form"):
+        write_model({"y": narrow_cast(x, "float16")})
