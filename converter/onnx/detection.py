@@ -1,4 +1,5 @@
-"""ONNX detection and sampling handlers: NonMaxSuppression, RoiAlign, GridSample."""
+"""ONNX detection and sampling handlers: NonMaxSuppression, RoiAlign, MaxRoiPool,
+GridSample."""
 import numpy as np
 
 import mnn.express as F
@@ -76,3 +77,12 @@ def grid_sample(ctx, X, grid, align_corners=0, mode="linear", padding_mode="zero
                              padding_mode, bool(align_corners))
     # Volumetric (or higher) inputs and cubic interpolation.
     return F.onnx_grid_sample(X, grid, modes[mode], padding_mode, bool(align_corners))
+
+
+@onnx_op("MaxRoiPool", since=1)
+def max_roi_pool(ctx, X, rois, pooled_shape=None, spatial_scale=1.0):
+    if pooled_shape is None or len(pooled_shape) != 2:
+        raise ctx.error(f"attribute 'pooled_shape' must be [height, width], got "
+                        f"{pooled_shape}")
+    return F.roi_pooling(X, rois, int(pooled_shape[0]), int(pooled_shape[1]),
+                         float(spatial_scale))

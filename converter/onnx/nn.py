@@ -558,6 +558,25 @@ def lp_normalization(ctx, input, axis=-1, p=2):
     return F.select(F.greater(norm, zero), F.divide(input, safe), F.zeros_like(input))
 
 
+@onnx_op("ATen", since=1)
+def aten(ctx, *inputs, operator=None, dim=1, eps=1e-8, **attrs):
+    """PyTorch's ATen fallback node; MNN's converter maps ``cosine_similarity`` (old torch
+    exports): ``sum(a * b, dim) / max(sqrt(sum(a^2, dim) * sum(b^2, dim)), eps)``."""
+    if operator != "cosine_similarity":
+        raise ctx.error(f"attribute 'operator' {operator!r} is not supported (only "
+                        "cosine_similarity)")
+    if attrs:
+        raise ctx.error(f"unknown attributes {sorted(attrs)} for cosine_similarity")
+    if len(inputs) != 2:
+        raise ctx.error(f"cosine_similarity takes 2 inputs, got {len(inputs)}")
+    a, b = inputs
+    axes = [int(dim)]
+    dot = F.reduce_sum(F.multiply(a, b), axes, False)
+    norms = F.multiply(F.reduce_sum(F.multiply(a, a), axes, False),
+                       F.reduce_sum(F.multiply(b, b), axes, False))
+    return F.divide(dot, F.maximum(F.sqrt(norms), same_dtype_const(float(eps), dot)))
+
+
 @onnx_op("MeanVarianceNormalization", since=9)
 def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):
     centred, var = _moments(X, list(axes))

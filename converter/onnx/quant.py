@@ -177,6 +177,40 @@ def random_uniform_like(ctx, input, dtype=None, high=1.0, low=0.0, seed=None):
     return F.randomuniform(shape, out, low, high, 0, s)
 
 
+def _normal(ctx, shape, dtype, mean, scale, seed):
+    """Normal draws by the Box-Muller transform of two uniform streams (seeded apart)."""
+    if dtype.kind != "f":
+        raise ctx.error(f"attribute 'dtype': normal draws must be float, got {dtype}")
+    if seed is None:
+        u1 = F.randomuniform(shape, np.float64, 0.0, 1.0, 0, 0)
+        u2 = F.randomuniform(shape, np.float64, 0.0, 1.0, 0, 0)
+    else:
+        s = int(seed)
+        u1 = F.randomuniform(shape, np.float64, 0.0, 1.0, 1, s)
+        u2 = F.randomuniform(shape, np.float64, 0.0, 1.0, 2, s)
+    # 1 - u1 lies in (0, 1]: its log is finite.
+    radius = F.sqrt(F.multiply(F.const(-2.0), F.log(F.subtract(F.const(1.0), u1))))
+    z = F.multiply(radius, F.cos(F.multiply(F.const(2 * np.pi), u2)))
+    z = F.add(F.multiply(z, F.const(float(scale))), F.const(float(mean)))
+    return F.cast(z, dtype)
+
+
+@onnx_op("RandomNormal", since=1)
+def random_normal(ctx, dtype=1, mean=0.0, scale=1.0, seed=None, shape=None):
+    if shape is None:
+        raise ctx.error("attribute 'shape' is required")
+    return _normal(ctx, [int(d) for d in shape], onnx_type(ctx, dtype), mean, scale, seed)
+
+
+@onnx_op("RandomNormalLike", since=1)
+def random_normal_like(ctx, input, dtype=None, mean=0.0, scale=1.0, seed=None):
+    shape = ctx.known_shape(input)
+    if shape is None:
+        raise ctx.static_needed("the input's shape must be known")
+    out = input.dtype if dtype is None else onnx_type(ctx, dtype)
+    return _normal(ctx, shape, out, mean, scale, seed)
+
+
 def _alias(name, fn):
     @onnx_op(name, since=1)
     def handler(ctx, x):
