@@ -38,19 +38,34 @@ def _write_cumsum(ctx, expr, node):
 _PAD_MODES = {"constant": 0, "reflect": 1}
 
 
+def _pads_of_all_axes(pads, axes, rank):
+    """ONNX pads given for ``axes`` only, spread over every axis (zeros elsewhere): a
+    scatter of the begins and ends into a zero vector of ``2 * rank``."""
+    from ..express.graph import apply
+    from ..express.ops.movement import concat
+
+    ax = ew.cast(axes, pads.dtype)
+    zero = const(np.asarray(0, pads.dtype))
+    ax = select(ew.less(ax, zero), ew.add(ax, const(np.asarray(rank, pads.dtype))), ax)
+    positions = concat([ax, ew.add(ax, const(np.asarray(rank, pads.dtype)))], 0)
+    zeros = const(np.zeros(2 * rank, pads.dtype))
+    return apply("onnx_scatter_elements", [zeros, positions, pads], axis=0,
+                 reduction="none")[0]
+
+
 def _write_pad(ctx, expr, node):
     args = _inputs(expr, node)
     x, pads = args[0], args[1]
     value = args[2] if len(args) > 2 else None
+    rank = x.ndim
     if len(args) > 3 and args[3] is not None:
-        ctx.fail(expr, "Pad with an axes input has no MNN Padding form")
+        pads = _pads_of_all_axes(pads, args[3], rank)
     mode = node.attrs.get("mode", "constant")
     if isinstance(mode, bytes):
         mode = mode.decode()
     if mode not in _PAD_MODES:
         ctx.fail(expr, f"Pad mode {mode!r} with run-time pads has no MNN Padding form "
                  "(constant and reflect do)")
-    rank = x.ndim
     # ONNX lists all begins then all ends; MNN wants (begin, end) per axis.
     pairs = movement.reshape(movement.transpose(movement.reshape(pads, [2, rank]), [1, 0]),
                              [2 * rank])
