@@ -1,9 +1,10 @@
 """Per-op-kind time of MobileNetV2 / ResNet18 in mnn.express and in onnxruntime.
 
-Ours: every op's compute is wrapped with a timer while the model runs repeatedly; conv2d
+Ours: every op's compute is wrapped with a CPU-time timer while the model runs repeatedly; conv2d
 calls are split by kind (depthwise, 1x1, Winograd 3x3, im2col). onnxruntime: its own
 profiler (``enable_profiling``), node times grouped the same way from the node's weight
-shape. Prints milliseconds per run for each kind, ours and onnxruntime's, so the gap to
+shape (its profiler measures wall time: compare on a quiet machine). Totals are CPU
+time. Prints milliseconds per run for each kind, ours and onnxruntime's, so the gap to
 onnxruntime can be located.
 
 Usage: ``python benchmarks/profile_models.py [--threads 1] [--repeat 20] [--models ...]``
@@ -37,6 +38,11 @@ def _conv_kind(w_shape, group, strides):
     return f"conv {kh}x{kw} s{strides[0]}"
 
 
+# CPU time of this process: on a loaded machine wall time mostly measures waiting for a
+# core. (At one thread it is the op's own time; at more it adds the workers' time.)
+_clock = time.process_time
+
+
 def profile_ours(x, y, data, repeat):
     times = collections.defaultdict(float)
     originals = {}
@@ -49,12 +55,12 @@ def profile_ours(x, y, data, repeat):
         originals[name] = op.compute
 
         def timed(arrays, _name=name, _f=op.compute, **attrs):
-            t0 = time.perf_counter()
+            t0 = _clock()
             out = _f(arrays, **attrs)
             key = _name
             if _name == "conv2d":
                 key = _conv_kind(arrays[1].shape, attrs["group"], attrs["strides"])
-            times[key] += time.perf_counter() - t0
+            times[key] += _clock() - t0
             return out
 
         op.compute = timed
@@ -62,11 +68,11 @@ def profile_ours(x, y, data, repeat):
         x.write(data)
         y.read()
         times.clear()
-        t0 = time.perf_counter()
+        t0 = _clock()
         for _ in range(repeat):
             x.write(data)
             y.read()
-        total = (time.perf_counter() - t0) / repeat
+        total = (_clock() - t0) / repeat
     finally:
         for name, f in originals.items():
             optable.get_op(name).compute = f
@@ -82,10 +88,10 @@ def profile_ort(path, data, threads, repeat):
         opts.profile_file_prefix = os.path.join(tmp, "prof")
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
         sess.run(None, {"x": data})
-        t0 = time.perf_counter()
+        t0 = _clock()
         for _ in range(repeat):
             sess.run(None, {"x": data})
-        total = (time.perf_counter() - t0) / repeat
+        total = (_clock() - t0) / repeat
         events = json.load(open(sess.end_profiling()))
     times = collections.defaultdict(float)
     runs = collections.Counter()

@@ -91,3 +91,46 @@ def gemm_packed(const float[::1] packed, Py_ssize_t m, const float[:, ::1] b,
                 if lo_i < hi_i:
                     mnn_sg_block(m, K, &packed[0], &b[0, 0], N, &c[0, 0], N, lo_i, hi_i,
                                  0, N, &pb[tid, 0], &bias[0], flo, fhi)
+
+
+def gemm_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, ::1] b,
+                       float[:, :, :] c, const float[::1] bias, double lo=-INFINITY,
+                       double hi=INFINITY, int nthreads=1):
+    """:func:`gemm_packed` for ``N`` images at once: ``b`` is ``(K, N*P)`` (image ``n`` in
+    columns ``n*P ..``, as ``conv.im2col_batch`` lays them out) and ``c[n] = clip(A @
+    b[:, n*P:(n+1)*P] + bias, lo, hi)`` for ``c`` of shape ``(N, m, P)`` whose rows are
+    contiguous (the image and row strides are free: a group's slice of an output)."""
+    cdef Py_ssize_t K = b.shape[0], N = c.shape[0], P = c.shape[2]
+    if m < 0 or packed.shape[0] != max(mnn_sg_packed_a_size(m, K), 1):
+        raise ValueError(f"sgemm: packed weight of {packed.shape[0]} floats is not a "
+                         f"({m}, {K}) matrix")
+    if c.shape[1] != m or b.shape[1] != N * P:
+        raise ValueError(f"sgemm: output ({c.shape[0]}, {c.shape[1]}, {c.shape[2]}) does "
+                         f"not match {m} rows and {b.shape[1]} columns")
+    if (c.strides[2] != sizeof(float) or c.strides[1] < <Py_ssize_t>sizeof(float)
+            or c.strides[1] % sizeof(float) or c.strides[0] < 0):
+        raise ValueError("sgemm: output rows must be contiguous float32 with positive strides")
+    if bias.shape[0] != m:
+        raise ValueError(f"sgemm: bias of {bias.shape[0]} values for {m} rows")
+    if nthreads < 1:
+        raise ValueError("sgemm: nthreads must be >= 1")
+    if m == 0 or N == 0 or P == 0:
+        return
+    if K == 0:
+        np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
+        return
+    if N == 1:
+        # One image: split its columns or rows over the threads.
+        gemm_packed(packed, m, b, np.asarray(c)[0], bias, lo, hi, nthreads)
+        return
+    cdef Py_ssize_t slabs = (m + mnn_sg_mr - 1) // mnn_sg_mr
+    cdef Py_ssize_t ldc = c.strides[1] // sizeof(float), ldb = N * P
+    scratch = np.empty((nthreads, mnn_sg_kc * mnn_sg_nc), np.float32)
+    cdef float[:, ::1] pb = scratch
+    cdef Py_ssize_t n, tid
+    cdef float flo = <float>lo, fhi = <float>hi
+    with nogil:
+        for n in prange(N, num_threads=nthreads, schedule="static"):
+            tid = openmp.omp_get_thread_num()
+            mnn_sg_block(m, K, &packed[0], &b[0, n * P], ldb, &c[n, 0, 0], ldc, 0, slabs,
+                         0, P, &pb[tid, 0], &bias[0], flo, fhi)

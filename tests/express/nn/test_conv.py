@@ -181,7 +181,12 @@ def test_conv2d_3x3_winograd_shapes_match_torch(n, c, o, h, w, pad, dtype):
     ref = TF.conv2d(tx, torch.tensor(wt), torch.tensor(b), 1, tpad).numpy()
     for _ in range(2):  # the second run uses the cached transformed weight
         y = F.conv2d(F.const(x), wv, F.const(b), padding=pad)
-        tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10)
+        # Winograd F(4x4, 3x3) rounds to about 1e-5 (float32) / 1e-14 (float64) of the
+        # output's scale (outputs here reach ~40), also on outputs near zero: a purely
+        # relative or a fixed absolute tolerance failed for some random data.
+        scale = float(np.abs(ref).max())
+        tol = (dict(rtol=1e-4, atol=2e-5 * scale) if dtype == np.float32
+               else dict(rtol=1e-10, atol=1e-12 * scale))
         np.testing.assert_allclose(y.read(), ref, **tol)
 
 

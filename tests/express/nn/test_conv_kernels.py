@@ -74,6 +74,7 @@ GEMM_CASES = [
     (1, 6, 1, 1, 9, 3, 1, (1, 1, 1, 1), 1),       # 1-pixel image
     (2, 4, 11, 10, 6, 2, 3, (0, 0, 0, 0), 1),     # stride larger than the kernel
     (1, 12, 40, 40, 40, 1, 1, (0, 0, 0, 0), 4),   # grouped 1x1, 1600 columns
+    (5, 40, 20, 20, 16, 3, 1, (1, 1, 1, 1), 2),   # images in several column chunks
 ]
 
 
@@ -89,6 +90,30 @@ def test_gemm_convolutions_match_torch(case, act, threads):
     finally:
         F.set_thread_number(1)
     np.testing.assert_allclose(got, _torch_conv(x, wt, b, (s, s), pads, g, act), **TOL)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,c,hw,o,k,s,p,g", [
+    (4, 40, 20, 16, 3, 2, 1, 2),    # backward ops over several image chunks, groups
+    (3, 6, 9, 5, 1, 1, 0, 1),       # 1x1
+    (2, 4, 7, 6, 2, 3, 1, 1),       # stride larger than the kernel
+])
+def test_conv_gradients_over_image_chunks_match_torch(n, c, hw, o, k, s, p, g, threads):
+    x, wt = _data(n, c, hw, hw), _data(o, c // g, k, k)
+    xv, wv = F.const(x), F.const(wt)
+    F.set_thread_number(threads)
+    try:
+        y = F.conv2d(xv, wv, None, (s, s), (p, p), group=g)
+        dy = _data(*y.shape)
+        gx, gw = F.grad([y], [xv, wv], [F.const(dy)])
+        got = (y.read(), gx.read(), gw.read())
+    finally:
+        F.set_thread_number(1)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(wt, requires_grad=True)
+    ty = TF.conv2d(tx, tw, None, s, p, 1, g)
+    ty.backward(torch.tensor(dy))
+    for a, b in zip(got, (ty.detach(), tx.grad, tw.grad)):
+        np.testing.assert_allclose(a, b.numpy(), rtol=1e-3, atol=1e-3)
 
 
 def test_packed_weight_is_not_stale_after_the_weight_is_written():
