@@ -268,18 +268,19 @@ def _count_nodes(graph):
 
 
 def _load_mnn(path):
-    from mnn.express.io import get_inputs_and_outputs, load_as_dict
+    """The file's inputs (its Input ops) and outputs (its output list, or the tensors no
+    op reads when it has none), as the reader builds them."""
+    from mnn.format.reader import load_graph
 
     try:
-        var_map = load_as_dict(path)
+        graph = load_graph(path)
     except Exception as exc:  # the reader raises ModelFileError with the reason
         raise CliError(f"mnnconvert: cannot read {path!r}: {exc}") from None
-    inputs, outputs = get_inputs_and_outputs(var_map)
-    return dict(inputs), dict(outputs)
+    return dict(graph.inputs), dict(graph.outputs)
 
 
 def _print_info(inputs, outputs, out):
-    from mnn.express.graph import _ancestors
+    from mnn.express.graph import _ancestors, partial_shape
 
     print("inputs:", file=out)
     for name, var in inputs.items():
@@ -292,7 +293,8 @@ def _print_info(inputs, outputs, out):
     seen = set()
     for name, var in outputs.items():
         meta = var.expr.metas[var.index]
-        shape = list(meta.shape) if meta.shape is not None else "?"
+        known = partial_shape(var)  # -1 for dims only run time fixes
+        shape = list(known) if known is not None else "?"
         print(f"  {name}: shape {shape}, dtype {meta.dtype}", file=out)
         for expr in _ancestors(var.expr):
             if expr.id not in seen and expr.op is not None:

@@ -282,3 +282,28 @@ def test_large_model_shows_progress_and_converts(tmp_path, capsys):
     var_map = load_as_dict(dst)
     var_map["x"].write(x)
     np.testing.assert_allclose(var_map["y"].read(), want["y"], rtol=1e-6)
+
+
+def test_info_shows_dynamic_dims_as_onnx_shape_inference_does(tmp_path, capsys):
+    """A model with symbolic dims converts without --inputConfigFile; --info on the .mnn
+    lists -1 where ONNX's own shape inference has a symbolic dim, the size elsewhere."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("ReduceMean", ["r"], ["y"], axes=[2, 3], keepdims=0)]
+    graph = helper.make_graph(
+        nodes, "dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    inferred = onnx.shape_inference.infer_shapes(model).graph.output[0]
+    want = [d.dim_value if d.HasField("dim_value") else -1
+            for d in inferred.type.tensor_type.shape.dim]
+    src = _save(model, tmp_path)
+    dst = str(tmp_path / "m.mnn")
+    assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst, "--bizCode", "t"]) == 0
+    capsys.readouterr()
+    assert main(["-f", "MNN", "--modelFile", dst, "--info"]) == 0
+    out = capsys.readouterr().out
+    assert "x: shape [-1, 3, -1, -1], dtype float32" in out
+    assert f"y: shape {want}, dtype float32" in out
+    x = np.random.default_rng(0).normal(size=(2, 3, 5, 7)).astype(np.float32)
+    np.testing.assert_allclose(_run_file(dst, x)["y"].read(), run_ort(model, {"x": x})["y"],
+                               rtol=1e-6)
