@@ -86,12 +86,13 @@ cdef extern from *:
 
     /* out[cn x + c] = row[o + c] w0[x] + row[o + cn + c] w1[x] in float. */
     static void mnn_mix_f32(const float* row, const int* ofs, const float* w0,
-                            const float* w1, int dw, int cn, float* out) {
+                            const float* w1, int dw, int cn, float* out, const float* next) {
         int x = 0;
     #ifdef __SSE4_1__
         const int vend = cn == 4 ? dw : dw - 1;
         for (; x < vend; x++) {
             const float* p = row + ofs[x];
+            if (next) __builtin_prefetch(next + ofs[x]);
             __m128 v = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(p), _mm_set1_ps(w0[x])),
                                   _mm_mul_ps(_mm_loadu_ps(p + cn), _mm_set1_ps(w1[x])));
             _mm_storeu_ps(out + cn * x, v);
@@ -139,7 +140,7 @@ cdef extern from *:
     void mnn_hmix_u8(const unsigned char* row, const int* ofs, const int* w0, const int* w1,
                      int dw, int cn, int* out) nogil
     void mnn_mix_f32(const float* row, const int* ofs, const float* w0, const float* w1,
-                     int dw, int cn, float* out) nogil
+                     int dw, int cn, float* out, const float* next) nogil
 
 ctypedef fused src_t:
     unsigned char
@@ -478,7 +479,8 @@ def hpass_linear_px_f32(const float[:, :, ::1] src, const int[::1] rows, const i
         row = &src[rows[i], 0, 0]
         out = &tmp[i, 0, 0]
         if cn == 4 or rows[i] < sh - 1:
-            mnn_mix_f32(row, &ofs[0], &w0[0], &w1[0], <int>dw, <int>cn, out)
+            mnn_mix_f32(row, &ofs[0], &w0[0], &w1[0], <int>dw, <int>cn, out,
+                        &src[rows[i + 1], 0, 0] if i + 1 < n else NULL)
         else:
             for x in range(dw):
                 for c in range(cn):
@@ -533,3 +535,51 @@ def resize_half(const half_t[:, :, ::1] src, half_t[:, :, ::1] dst, int nthreads
             _half_row(r0, r1, o, dw, 4)
         else:
             _half_row(r0, r1, o, dw, cn)
+
+
+def resize_linear_px_f32_down(const float[:, :, ::1] src, const int[:, ::1] yofs,
+                              const float[:, ::1] yw, const int[::1] ofs, const float[::1] w0,
+                              const float[::1] w1, float[:, :, ::1] dst, int nthreads):
+    """Bilinear 3- or 4-channel float32 downscale, both passes per output row.
+
+    For a strong downscale every output row has its own two source rows, so each row is
+    filtered horizontally (one pixel per vector, the next output row's first source row
+    prefetched) into a small buffer and the two buffers are blended straight into
+    ``dst``: no intermediate image. Same values as the horizontal-first order. The
+    caller checks ``0 <= ofs[x] <= cn * (width - 2)`` and ``0 <= yofs < height``.
+    """
+    cdef Py_ssize_t dh = dst.shape[0], dw = dst.shape[1], cn = src.shape[2]
+    cdef Py_ssize_t sh = src.shape[0], m = dw * cn, y, k, j, sy
+    cdef float* bufs
+    cdef float* h
+    cdef float* o
+    cdef const float* row
+    cdef const float* nxt
+    cdef float a, b
+    _check_pixel_tables(cn, src.shape[1], dw, ofs.shape[0], w0.shape[0], w1.shape[0])
+    if dst.shape[2] != cn or yofs.shape[0] != dh or yw.shape[0] != dh \
+            or yofs.shape[1] != 2 or yw.shape[1] != 2:
+        raise ValueError("mnn.cv.resize kernel: row tables do not fit the output")
+    with nogil, parallel(num_threads=nthreads):
+        # Two filtered rows, each with one spare element for the 3-channel vector store.
+        bufs = <float*>malloc(2 * (m + 1) * sizeof(float))
+        for y in prange(dh, schedule="dynamic", chunksize=8):
+            for k in range(2):
+                sy = yofs[y, k]
+                row = &src[sy, 0, 0]
+                h = bufs + k * (m + 1)
+                nxt = &src[yofs[y + 1, 0], 0, 0] if k == 1 and y + 1 < dh else NULL
+                if cn == 4 or sy < sh - 1:
+                    mnn_mix_f32(row, &ofs[0], &w0[0], &w1[0], <int>dw, <int>cn, h, nxt)
+                else:
+                    for j in range(dw):
+                        for sy in range(cn):
+                            h[cn * j + sy] = (row[ofs[j] + sy] * w0[j]
+                                              + row[ofs[j] + cn + sy] * w1[j])
+            a = yw[y, 0]
+            b = yw[y, 1]
+            o = &dst[y, 0, 0]
+            h = bufs + (m + 1)
+            for j in range(m):
+                o[j] = a * bufs[j] + b * h[j]
+        free(bufs)

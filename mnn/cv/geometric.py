@@ -99,9 +99,11 @@ def _exact_half(interpolation, dtype, sw, sh, dw, dh, fx, fy):
             and _axis_scales(sw, dw, fx)[0] == 2.0 and _axis_scales(sh, dh, fy)[0] == 2.0)
 
 
-def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None, pixel_taps=None):
+def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None, pixel_taps=None,
+               vfirst_rows=None):
     # pixel_taps: _pixel_taps tables when the resize is bilinear on 3 or 4 channels
-    # (uint8 or float32), for the one-pixel-per-vector kernels.
+    # (uint8 or float32), for the one-pixel-per-vector kernels; vfirst_rows: the source
+    # rows of each output row for a strong float32 downscale (see _vertical_first).
     xofs, xw = xtab
     rows, yofs, yw = ytab
     cn = src.shape[2]
@@ -123,6 +125,10 @@ def _separable(src, dh, dw, xtab, ytab, fixed, vfirst=None, pixel_taps=None):
         else:
             _k.hpass_u8_fixed(src, rows, xofs, xw, tmp, n)
         _k.vpass_u8_fixed(tmp, yofs, yw, dst, n)
+        return dst
+    if pixel_taps is not None and vfirst_rows is not None:
+        # A strong float32 downscale: both passes per output row, no intermediate image.
+        _k.resize_linear_px_f32_down(src, vfirst_rows, yw, *pixel_taps, dst, n)
         return dst
     tmp = np.empty((len(rows), dw, cn), dtype=np.float32)
     if pixel_taps is not None:
@@ -215,7 +221,11 @@ def resize(src, dsize, dst=None, fx=0, fy=0, interpolation=C.INTER_LINEAR):
         if (interpolation == C.INTER_LINEAR and hwc.dtype in (np.uint8, np.float32)
                 and hwc.shape[2] in (3, 4) and sw >= 2):
             pixel_taps = _pixel_taps(sw, dw, fx, fixed, hwc.shape[2])
-        out = _separable(hwc, dh, dw, xtab, ytab, fixed, vfirst, pixel_taps)
+        vfirst_rows = None
+        if (not fixed and pixel_taps is not None and hwc.shape[2] in (3, 4)
+                and _vertical_first(sw, dw, ytab[0], dh)):
+            vfirst_rows = _axis_taps(sh, dh, fy, interpolation, use_area, fixed)[0]
+        out = _separable(hwc, dh, dw, xtab, ytab, fixed, vfirst, pixel_taps, vfirst_rows)
     if arr.ndim == 2:
         out = out[:, :, 0]
     return wrap(out, src, batch)

@@ -58,7 +58,8 @@ def test_resize_strong_downscale(channels, dsize):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape,dsize", [
     ((541, 963), (224, 224)), ((541, 963), (500, 150)), ((40, 30), (301, 211)),
-    ((9, 2), (5, 31)), ((2, 2), (7, 1)), ((31, 3), (1, 5)), ((300, 600), (599, 17))])
+    ((9, 2), (5, 31)), ((2, 2), (7, 1)), ((31, 3), (1, 5)), ((300, 600), (599, 17)),
+    ((2, 40), (7, 1))])
 def test_resize_linear_pixel_vector_paths(shape, dsize, threads, channels):
     # 3- and 4-channel bilinear uint8 and float32 (one pixel per vector, vertical pass
     # first for strong uint8 downscales) on narrow sources, where the pixel pairs reach
