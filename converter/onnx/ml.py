@@ -1,5 +1,6 @@
-"""ONNX-ML (domain ``ai.onnx.ml``) handlers over numeric tensors: Binarizer and
-ArrayFeatureExtractor; and TfIdfVectorizer (default domain) over integer token ids."""
+"""ONNX-ML (domain ``ai.onnx.ml``) handlers over numeric tensors: Binarizer,
+ArrayFeatureExtractor, TreeEnsemble; and TfIdfVectorizer (default domain) over integer
+token ids."""
 import numpy as np
 
 import mnn.express as F
@@ -45,5 +46,35 @@ def tfidf_vectorizer(ctx, X, max_gram_length=None, max_skip_count=None,
     try:
         return F.tfidf_vectorize(X, min_gram_length, max_gram_length, max_skip_count, mode,
                                  pool_int64s, ngram_counts, ngram_indexes, weights or ())
+    except ValueError as exc:
+        raise ctx.error(str(exc)) from None
+
+
+@onnx_op("TreeEnsemble", since=5, domain=ML)
+def tree_ensemble(ctx, X, aggregate_function=1, leaf_targetids=None, leaf_weights=None,
+                  membership_values=None, n_targets=None, nodes_falseleafs=None,
+                  nodes_falsenodeids=None, nodes_featureids=None, nodes_hitrates=None,
+                  nodes_missing_value_tracks_true=None, nodes_modes=None, nodes_splits=None,
+                  nodes_trueleafs=None, nodes_truenodeids=None, post_transform=0,
+                  tree_roots=None):
+    required = dict(leaf_targetids=leaf_targetids, leaf_weights=leaf_weights,
+                    nodes_falseleafs=nodes_falseleafs, nodes_falsenodeids=nodes_falsenodeids,
+                    nodes_featureids=nodes_featureids, nodes_modes=nodes_modes,
+                    nodes_splits=nodes_splits, nodes_trueleafs=nodes_trueleafs,
+                    nodes_truenodeids=nodes_truenodeids, tree_roots=tree_roots)
+    for name, value in required.items():
+        if value is None:
+            raise ctx.error(f"attribute {name!r} is required")
+    targets = n_targets if n_targets is not None else max(leaf_targetids) + 1
+    flat = lambda v: None if v is None else np.asarray(v).reshape(-1)  # noqa: E731
+    try:
+        return F.tree_ensemble(
+            X, featureids=nodes_featureids, splits=flat(nodes_splits),
+            modes=flat(nodes_modes), truenodeids=nodes_truenodeids,
+            falsenodeids=nodes_falsenodeids, trueleafs=nodes_trueleafs,
+            falseleafs=nodes_falseleafs, missing_tracks_true=nodes_missing_value_tracks_true,
+            membership=flat(membership_values), leaf_targetids=leaf_targetids,
+            leaf_weights=flat(leaf_weights), roots=tree_roots, n_targets=targets,
+            aggregate=aggregate_function, post_transform=post_transform)
     except ValueError as exc:
         raise ctx.error(str(exc)) from None

@@ -40,6 +40,8 @@ from .ops import onnx_bitcast, onnx_cache, onnx_col2im, onnx_fourier  # noqa: E4
 _OP_MODULES += [onnx_bitcast, onnx_cache, onnx_col2im, onnx_fourier]
 from .ops import onnx_deform_conv, onnx_grid_sample, onnx_image, onnx_tfidf  # noqa: E402
 _OP_MODULES += [onnx_deform_conv, onnx_grid_sample, onnx_image, onnx_tfidf]
+from .ops import onnx_tree  # noqa: E402
+_OP_MODULES += [onnx_tree]
 from .ops import (nn_activation, nn_conv, nn_detection, nn_layout, nn_norm,  # noqa: E402
                   nn_pool, nn_resize, nn_roi, nn_sample)
 _OP_MODULES += [nn_activation, nn_conv, nn_detection, nn_layout, nn_norm, nn_pool, nn_resize,
