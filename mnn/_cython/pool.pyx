@@ -169,17 +169,16 @@ cdef inline void _fill_borders(real_t* rp, Py_ssize_t pl, Py_ssize_t W, Py_ssize
         rp[i] = fill
 
 
-cdef inline void _col_range(Py_ssize_t coff, Py_ssize_t sw, Py_ssize_t W, Py_ssize_t OW,
-                            Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
-    # The ox with 0 <= ox*sw + coff < W.
-    cdef Py_ssize_t a = 0 if coff >= 0 else (-coff + sw - 1) // sw
-    cdef Py_ssize_t b = 0 if W - coff <= 0 else (W - coff + sw - 1) // sw
-    if b > OW:
-        b = OW
-    if b < a:
-        b = a
-    lo[0] = a
-    hi[0] = b
+def _col_ranges(kw, dw, pl, sw, W, OW):
+    """Per window column j: the outputs ``lo[j] <= ox < hi[j]`` whose tap
+    ``ox*sw + j*dw - pl`` lies inside ``0..W-1`` (computed once per call: the divisions
+    cost more than a row's work when done per row)."""
+    coff = np.arange(kw, dtype=np.int64) * dw - pl
+    lo = np.where(coff >= 0, 0, (-coff + sw - 1) // sw)
+    hi = np.where(W - coff <= 0, 0, (W - coff + sw - 1) // sw)
+    hi = np.minimum(hi, OW)
+    lo = np.minimum(lo, hi)
+    return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
 
 
 def _geometry(x, y, kh, kw, sh, sw, pt, pl, dh, dw, nthreads):
@@ -194,7 +193,7 @@ def _geometry(x, y, kh, kw, sh, sw, pt, pl, dh, dw, nthreads):
 
 def _scratch(nthreads, width, dtype):
     # Per-thread rows, 64-byte apart so threads never share a cache line.
-    width = -(-width // 16) * 16 + 16
+    width = (width + 15) // 16 * 16 + 16
     return np.empty((nthreads, width), dtype=dtype)
 
 
@@ -272,6 +271,46 @@ cdef inline void _max_backward_2x2(const real_t* plane, const real_t* g, real_t*
             dplane[(2 * oy + (first >> 1)) * W + 2 * ox + (first & 1)] += g[oy * OW + ox]
 
 
+cdef inline void _first_max_32(const real_t* plane, Py_ssize_t H, Py_ssize_t W,
+                               Py_ssize_t r0, real_t* rp, const real_t* m, const real_t* g,
+                               real_t* dplane, unsigned int* bits, const long* tap_r,
+                               const long* tap_c, Py_ssize_t kh, Py_ssize_t kw,
+                               Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t sw,
+                               Py_ssize_t pl, Py_ssize_t OW,
+                               Py_ssize_t OWpad) noexcept nogil:
+    # The common case of max_backward_regular: at most 32 taps and every window max of
+    # this row finite or +inf (no NaN, no -inf, so a padded tap, -inf, never equals it).
+    # Each window row is copied into the padded row ``rp``, so the mask loops run over
+    # ``OWpad`` (a multiple of 16) windows with no scalar remainder: one 32-bit mask per
+    # window (the lane width of float), then the scatter of dy.
+    cdef Py_ssize_t i, j, t, ox, r, f, q
+    cdef unsigned int b
+    for ox in range(OWpad):
+        bits[ox] = 0
+    for i in range(kh):
+        r = r0 + i * dh
+        if r < 0 or r >= H:
+            continue
+        memcpy(rp + pl, plane + r * W, W * sizeof(real_t))
+        for j in range(kw):
+            t = i * kw + j
+            q = j * dw
+            if sw == 1:
+                for ox in range(OWpad):
+                    bits[ox] |= <unsigned int>(rp[ox + q] == m[ox]) << t
+            elif sw == 2:
+                for ox in range(OWpad):
+                    bits[ox] |= <unsigned int>(rp[2 * ox + q] == m[ox]) << t
+            else:
+                for ox in range(OWpad):
+                    bits[ox] |= <unsigned int>(rp[ox * sw + q] == m[ox]) << t
+    for ox in range(OW):
+        b = bits[ox]
+        if b != 0:
+            f = __builtin_ctz(b)
+            dplane[(r0 + tap_r[f]) * W + ox * sw - pl + tap_c[f]] += g[ox]
+
+
 def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1] dy,
                          real_t[:, :, :, ::1] dx, Py_ssize_t kh, Py_ssize_t kw,
                          Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
@@ -299,14 +338,24 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
     # Tap t's row and column offsets inside its window (row-major order).
     taps = np.arange(nt, dtype=np.int64)
     cdef const long[::1] tap_r = (taps // kw) * dh
+    cdef const long[::1] tap_j = taps % kw
     cdef const long[::1] tap_c = (taps % kw) * dw
+    lo_arr, hi_arr = _col_ranges(kw, dw, pl, sw, W, OW)
+    cdef const long[::1] col_lo = lo_arr
+    cdef const long[::1] col_hi = hi_arr
     # Per thread: the padded row and the window maxima; the tap bits; the first taps.
-    cdef Py_ssize_t stride = -(-Wp // 16) * 16 + 16
-    cdef Py_ssize_t ostride = -(-OW // 16) * 16 + 16
+    # The padded row also covers OWpad windows (OW rounded up to 16: see _first_max_32).
+    cdef Py_ssize_t OWpad = (OW + 15) // 16 * 16  # (C division: no -(-a // b) here)
+    Wp = max(Wp, (OWpad - 1) * sw + (kw - 1) * dw + 1)
+    cdef Py_ssize_t stride = (Wp + 15) // 16 * 16 + 16
+    cdef Py_ssize_t ostride = OWpad + 16
     cdef real_t[:, ::1] buf = _scratch(nthreads, stride + ostride,
                                        np.float32 if real_t is float else np.float64)
     cdef unsigned long long[:, ::1] bitbuf = np.empty((nthreads, 2 * ostride), np.uint64)
     cdef long[:, ::1] firstbuf = np.empty((nthreads, ostride), np.int64)
+    cdef unsigned int[:, ::1] bit32buf = np.empty((nthreads, ostride), np.uint32)
+    cdef unsigned int* bits32
+    cdef bint row_odd
     cdef real_t fill = -INFINITY
     cdef Py_ssize_t job, oy, ox, t, t0, t1, r, r0, coff, lo, hi, tid, f
     cdef unsigned int shift
@@ -331,6 +380,9 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
             bits = &bitbuf[tid, 0]
             nans = bits + ostride
             first = &firstbuf[tid, 0]
+            bits32 = &bit32buf[tid, 0]
+            for ox in range(OW, ostride):
+                m[ox] = 0  # read (and ignored) by the padded mask loops
             plane = &x[0, 0, 0, 0] + job * H * W
             dplane = &dx[0, 0, 0, 0] + job * H * W
             memset(dplane, 0, H * W * sizeof(real_t))
@@ -343,6 +395,13 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
                 r0 = oy * sh - pt
                 _reduce_rows(plane, H, W, r0, kh, dh, True, fill, rp + pl)
                 _reduce_cols(rp, m, OW, kw, sw, dw, True)
+                row_odd = 0
+                for ox in range(OW):
+                    row_odd = row_odd | (m[ox] != m[ox]) | (m[ox] == fill)
+                if nt <= 32 and not row_odd:
+                    _first_max_32(plane, H, W, r0, rp, m, g, dplane, bits32, &tap_r[0],
+                                  &tap_c[0], kh, kw, dh, dw, sw, pl, OW, OWpad)
+                    continue
                 for ox in range(OW):
                     first[ox] = -1
                 t0 = 0
@@ -356,9 +415,8 @@ def max_backward_regular(const real_t[:, :, :, ::1] x, const real_t[:, :, :, ::1
                         if r < 0 or r >= H:
                             continue
                         coff = tap_c[t] - pl
-                        lo = 0
-                        hi = 0
-                        _col_range(coff, sw, W, OW, &lo, &hi)
+                        lo = col_lo[tap_j[t]]
+                        hi = col_hi[tap_j[t]]
                         xrow = plane + r * W + coff
                         shift = <unsigned int>(t - t0)
                         if sw == 1:
@@ -408,6 +466,9 @@ def avg_backward_regular(const real_t[:, :, :, ::1] dy, real_t[:, :, :, ::1] dx,
         return
     cdef real_t[:, ::1] buf = _scratch(nthreads, OW,
                                        np.float32 if real_t is float else np.float64)
+    lo_arr, hi_arr = _col_ranges(kw, dw, pl, sw, W, OW)
+    cdef const long[::1] col_lo = lo_arr
+    cdef const long[::1] col_hi = hi_arr
     cdef Py_ssize_t job, oy, ox, i, j, r, coff, lo, hi
     cdef real_t* gd
     cdef real_t* drow
@@ -431,9 +492,8 @@ def avg_backward_regular(const real_t[:, :, :, ::1] dy, real_t[:, :, :, ::1] dx,
                     drow = dplane + r * W
                     for j in range(kw):
                         coff = j * dw - pl
-                        lo = 0
-                        hi = 0
-                        _col_range(coff, sw, W, OW, &lo, &hi)
+                        lo = col_lo[j]
+                        hi = col_hi[j]
                         if sw == 1:
                             for ox in range(lo, hi):
                                 drow[ox + coff] += gd[ox]
