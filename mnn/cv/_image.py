@@ -59,9 +59,16 @@ def as_image(x, func, name="src", dtypes=_IMAGE_DTYPES, min_ndim=2):
 
 
 def wrap(result, like, batch=False):
-    """Return ``result`` as a Var when ``like`` was a Var, else as a numpy array."""
+    """Return ``result`` as a Var when ``like`` was a Var, else as a numpy array.
+
+    As cv2 does, a single-channel HW1 numpy image comes back HW (cv2 returns every
+    one-channel image as a 2-D array); Var images keep their layout.
+    """
     if batch:
         result = result[np.newaxis]
+    elif (isinstance(like, np.ndarray) and like.ndim == 3 and like.shape[2] == 1
+            and isinstance(result, np.ndarray) and result.ndim == 3 and result.shape[2] == 1):
+        result = result[:, :, 0]
     if isinstance(like, Var):
         return const(np.ascontiguousarray(result))
     return result
