@@ -3,7 +3,7 @@ import numpy as np
 
 import mnn.express as F
 
-from .common import onnx_type, same_dtype_const
+from .common import same_dtype_const
 from .registry import onnx_op
 
 

@@ -66,7 +66,10 @@ def tree_ensemble(ctx, X, aggregate_function=1, leaf_targetids=None, leaf_weight
         if value is None:
             raise ctx.error(f"attribute {name!r} is required")
     targets = n_targets if n_targets is not None else max(leaf_targetids) + 1
-    flat = lambda v: None if v is None else np.asarray(v).reshape(-1)  # noqa: E731
+
+    def flat(v):
+        return None if v is None else np.asarray(v).reshape(-1)
+
     try:
         return F.tree_ensemble(
             X, featureids=nodes_featureids, splits=flat(nodes_splits),

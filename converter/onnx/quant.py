@@ -11,6 +11,7 @@ from mnn.express.ops.np_sorting import unique as np_unique
 from .common import onnx_type, same_dtype_const
 from .registry import onnx_op
 
+
 def _int_range(dtype):
     """(lowest, highest) value of an integer dtype (the 4- and 2-bit ones included)."""
     dtype = np.dtype(dtype)

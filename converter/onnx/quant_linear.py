@@ -47,10 +47,11 @@ def _centred(x, zero_point, dtype):
     return out
 
 
-def _requantise(ctx, acc, scale_positions, scales, y_zero_point, out_dtype):
-    """round(acc * (s_a * s_b / s_y)) + zp_y, saturated to ``out_dtype``."""
-    (pa, pb, py), (sa, sb, sy) = scale_positions, scales
-    stype = _declared(ctx, pa, sa)
+def _requantise(ctx, acc, scale_position, scales, y_zero_point, out_dtype):
+    """round(acc * (s_a * s_b / s_y)) + zp_y, saturated to ``out_dtype``; the product and
+    quotient of the scales in the declared type of the scale at input ``scale_position``."""
+    sa, sb, sy = scales
+    stype = _declared(ctx, scale_position, sa)
     factor = _in_type(ctx, F.multiply(F.cast(sa, np.float32), F.cast(sb, np.float32)),
                       stype)
     factor = _in_type(ctx, F.divide(factor, F.cast(sy, np.float32)), stype)
@@ -85,7 +86,7 @@ def qlinear_matmul(ctx, a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_sc
     _code_type(ctx, b, "b")
     acc = matmul_integer(ctx, a, b, a_zero_point, b_zero_point)
     out = y_zero_point.dtype if y_zero_point is not None else a.dtype
-    return _requantise(ctx, acc, (1, 4, 6), (_per_row(ctx, a_scale), b_scale, y_scale),
+    return _requantise(ctx, acc, 1, (_per_row(ctx, a_scale), b_scale, y_scale),
                        y_zero_point, out)
 
 
@@ -128,4 +129,4 @@ def qlinear_conv(ctx, x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scal
     if shape is not None and len(shape) == 1 and shape[0] > 1:
         w_scale = F.reshape(w_scale, [1, -1] + [1] * (rank - 2))
     out = y_zero_point.dtype if y_zero_point is not None else x.dtype
-    return _requantise(ctx, acc, (1, 4, 6), (x_scale, w_scale, y_scale), y_zero_point, out)
+    return _requantise(ctx, acc, 1, (x_scale, w_scale, y_scale), y_zero_point, out)

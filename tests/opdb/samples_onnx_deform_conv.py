@@ -1,7 +1,7 @@
 """Samples of ``deform_conv2d`` (mnn/express/ops/onnx_deform_conv.py; reference: the ONNX
 reference evaluator's DeformConv, run on a one-node model)."""
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from opdb_core import Sample, values
 

@@ -2,7 +2,7 @@
 reference evaluator's TreeEnsemble, followed by numpy's logistic/softmax for the post
 transforms, which that evaluator leaves out)."""
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from opdb_core import Sample, values
 

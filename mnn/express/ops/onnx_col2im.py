@@ -78,7 +78,10 @@ register(OpDef("onnx_col2im", _infer, _compute))
 def onnx_col2im(x, image_shape, block_shape, dilations=None, pads=None, strides=None):
     """ONNX Col2Im of ``x`` (see the module docstring); attributes default as in ONNX."""
     n = len(image_shape)
-    as_tuple = lambda v, fill, k: tuple(int(a) for a in v) if v is not None else (fill,) * k  # noqa: E731
+
+    def as_tuple(v, fill, k):
+        return tuple(int(a) for a in v) if v is not None else (fill,) * k
+
     return apply("onnx_col2im", [to_var(x)], image=as_tuple(image_shape, 0, n),
                  block=as_tuple(block_shape, 1, n), dilations=as_tuple(dilations, 1, n),
                  pads=as_tuple(pads, 0, 2 * n), strides=as_tuple(strides, 1, n))[0]
