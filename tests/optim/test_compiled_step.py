@@ -166,3 +166,17 @@ def test_boolean_mask_constants_with_other_counts_get_their_own_plan():
         expected = expected - 0.1 * 2 * expected * mask
         np.testing.assert_allclose(w.read(), expected, rtol=1e-12)
     assert len(opt._compiled._plans) == 2  # one per selected count
+
+
+def test_data_dependent_shapes_step_lazily():
+    # w[w > 0]: the selected count is known only by computing, so the graph is not
+    # compiled; the lazy path gives the same step.
+    w0 = np.array([1.0, -2.0, 3.0, -0.5])
+    w = nn.trainable(w0)
+    opt = optim.SGD([w], 0.1, 0.0)
+    for _ in range(2):
+        before = w.read()
+        opt.step(F.reduce_sum(F.square(w[w > 0])))
+        np.testing.assert_allclose(w.read(), before - 0.1 * 2 * before * (before > 0),
+                                   rtol=1e-12)
+    assert len(opt._compiled._plans) == 0
