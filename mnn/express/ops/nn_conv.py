@@ -17,6 +17,8 @@ Compute picks the method per shape: a direct kernel for depthwise convolution (g
 C, one input channel per group), GEMM on the input itself for 1x1 stride-1 unpadded
 convolution, im2col + GEMM otherwise (one image and group at a time, BLAS threaded).
 """
+import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -205,15 +207,19 @@ class _PackCache:
 
     Only arrays nobody can write are cached (the engine makes every value read-only and
     replaces, never mutates, a written source; an array viewing writeable memory is
-    repacked each call), and each entry keeps its array alive, so an id is never reused
-    while cached: a cached transform cannot go stale. Bounded in bytes, so training (a
-    new weight array every step) does not pile up old weights.
+    repacked each call), so a cached transform cannot go stale. An entry holds its array
+    weakly and is dropped when the array dies (before its id can be reused): training,
+    which makes new weight arrays every step, keeps no old weights alive. Bounded in
+    bytes as well.
     """
 
     def __init__(self, max_bytes):
         self.max_bytes = max_bytes
         self.bytes = 0
-        self.entries = OrderedDict()  # (tag, id) -> (array, value, nbytes)
+        self.entries = OrderedDict()  # (tag, id) -> (weakref to array, value, nbytes)
+        # Graphs may be evaluated from several Python threads at once; reentrant because
+        # a weakref callback (garbage collection) can run while the lock is held.
+        self.lock = threading.RLock()
 
     @staticmethod
     def _immutable(a):
@@ -223,20 +229,33 @@ class _PackCache:
             a = a.base
         return a is None or isinstance(a, bytes)
 
+    def _drop(self, key, ref):
+        with self.lock:
+            hit = self.entries.get(key)
+            if hit is not None and hit[0] is ref:
+                del self.entries[key]
+                self.bytes -= hit[2]
+
     def get(self, tag, w, make):
         key = (tag, id(w))
-        hit = self.entries.get(key)
-        if hit is not None and hit[0] is w:
-            self.entries.move_to_end(key)
-            return hit[1]
+        with self.lock:
+            hit = self.entries.get(key)
+            if hit is not None and hit[0]() is w:
+                self.entries.move_to_end(key)
+                return hit[1]
         value = make(w)
         if self._immutable(w):
             size = sum(v.nbytes for v in value) if isinstance(value, tuple) else value.nbytes
-            self.entries[key] = (w, value, size + w.nbytes)
-            self.bytes += size + w.nbytes
-            while self.bytes > self.max_bytes and len(self.entries) > 1:
-                _, (_, _, nbytes) = self.entries.popitem(last=False)
-                self.bytes -= nbytes
+            ref = weakref.ref(w, lambda r, key=key: self._drop(key, r))
+            with self.lock:
+                old = self.entries.pop(key, None)
+                if old is not None:
+                    self.bytes -= old[2]
+                self.entries[key] = (ref, value, size)
+                self.bytes += size
+                while self.bytes > self.max_bytes and len(self.entries) > 1:
+                    _, (_, _, nbytes) = self.entries.popitem(last=False)
+                    self.bytes -= nbytes
         return value
 
 

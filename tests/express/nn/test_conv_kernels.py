@@ -157,3 +157,23 @@ def test_sgemm_kernel_rejects_mismatched_shapes():
         sgemm.gemm_packed(packed, 5, b, np.empty((5, 7), np.float32), _data(5))
     with pytest.raises(ValueError, match="bias"):
         sgemm.gemm_packed(packed, 5, b, np.empty((5, 6), np.float32), _data(4))
+
+
+def test_packed_weight_cache_drops_entries_of_dead_arrays():
+    import gc
+
+    from mnn.express.ops import nn_conv
+
+    def cached():
+        return sum(1 for key in nn_conv._PACKED.entries if key[0] == ("sgemm", 1))
+
+    gc.collect()
+    before = cached()
+    x, w = _data(1, 8, 5, 5), _data(24, 8, 1, 1)
+    wv = F.const(w)
+    y = F.conv2d(F.const(x), wv)
+    np.testing.assert_allclose(y.read(), _torch_conv(x, w, None, 1, (0,) * 4, 1), **TOL)
+    assert cached() == before + 1      # the engine's read-only weight is cached
+    del wv, y
+    gc.collect()
+    assert cached() == before          # and dropped with it
