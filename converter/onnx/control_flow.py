@@ -305,9 +305,14 @@ def _body_input_dtype(ctx, body, i):
     return _sequence_dtype(ctx, [], body.input[i].type)
 
 
+# Longer Loops carrying sequences run as a ``while`` over packed sequences instead.
+_UNROLL_LIMIT = 256
+
+
 def _unrolled_loop(ctx, M, cond, v_initial, body):
-    """A Loop carrying a sequence (a list fixed at conversion time) is unrolled: its trip
-    count and every iteration's condition must then be constants."""
+    """A Loop carrying a sequence (a list fixed at conversion time) is unrolled when its
+    trip count and every iteration's condition are constants (at most ``_UNROLL_LIMIT``
+    iterations); otherwise ``_NotUnrollable`` sends it to :func:`_sequence_loop`."""
     trip = None if M is None else ctx.value(M)
     if M is not None and trip is None:
         raise ctx.error("a Loop carrying a sequence needs a constant trip count")
@@ -318,8 +323,8 @@ def _unrolled_loop(ctx, M, cond, v_initial, body):
     values, scans, i = list(v_initial), [], 0
     n = len(v_initial)
     while bool(np.asarray(go).reshape(-1)[0]) and (limit is None or i < limit):
-        if limit is None and i >= 100000:
-            raise ctx.error("a Loop carrying a sequence ran 100000 iterations")
+        if i >= _UNROLL_LIMIT:
+            raise _NotUnrollable()
         it = F.const(np.array(i, np.int64))
         c = F.const(np.array(True))
         _, outs = ctx.subgraph(body, [it, c] + values, inline=True)

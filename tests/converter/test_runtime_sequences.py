@@ -58,3 +58,29 @@ def test_position_out_of_range_at_run_time_is_an_error():
     x = np.ones((2, 3), np.float32)
     with pytest.raises(ValueError, match="out of range"):
         graph.run({"n": np.array(2, np.int64), "x": x, "pos": np.array(7, np.int64)})
+
+
+def test_long_constant_trip_count_runs_as_a_loop_not_unrolled():
+    model = _loop_model()
+    # The trip count as a constant initializer: 300 iterations (over the unroll limit).
+    from onnx import numpy_helper
+
+    model.graph.initializer.append(numpy_helper.from_array(np.array(300, np.int64), "n"))
+    del model.graph.input[0]
+    graph = convert_graph(model)
+    assert any(v.expr.op_type == "while" for v in _ancestors(graph.outputs["cat"]))
+    x = np.ones((2, 3), np.float32)
+    got = graph.run({"x": x, "pos": np.array(299, np.int64)})
+    assert got["cat"].shape == (600, 3) and int(got["len"]) == 300
+    np.testing.assert_array_equal(got["at"], x * 299)
+
+
+def _ancestors(var):
+    seen, stack = set(), [var]
+    while stack:
+        v = stack.pop()
+        if id(v.expr) in seen:
+            continue
+        seen.add(id(v.expr))
+        yield v
+        stack.extend(v.expr.inputs)
