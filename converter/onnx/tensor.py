@@ -88,9 +88,11 @@ def squeeze(ctx, data, axes=None):
 
 def _squeeze(ctx, data, axes):
     partial = ctx.partial_shape(data)
-    if axes is not None and partial is not None and ctx.known_shape(data) is None:
-        # Dynamic dims: the run-time form checks the squeezed sizes are 1.
-        axes = [_axis(ctx, a, len(partial)) for a in axes]
+    if axes is not None and ctx.known_shape(data) is None:
+        # Dynamic dims: the run-time form checks the squeezed sizes are 1 (and resolves
+        # negative axes when the rank is not known yet).
+        if partial is not None:
+            axes = [_axis(ctx, a, len(partial)) for a in axes]
         return F.onnx_squeeze(data, F.const(np.array(axes, np.int64)))
     shape = _shape(ctx, data)
     if axes is None:
@@ -117,9 +119,8 @@ def unsqueeze(ctx, data, axes):
 
 
 def _unsqueeze(ctx, data, axes):
-    partial = ctx.partial_shape(data)
-    if partial is not None and ctx.known_shape(data) is None:
-        # Dynamic dims: insert the axes when the graph runs.
+    if ctx.known_shape(data) is None:
+        # Dynamic dims (or a rank only run time knows): insert the axes when it runs.
         return F.onnx_unsqueeze(data, F.const(np.array(list(axes), np.int64)))
     shape = _shape(ctx, data)
     rank = len(shape) + len(axes)
