@@ -207,7 +207,7 @@ class _StatUpdate:
         The lazy Vars the layer exposed as its running statistics after the forward.
     """
 
-    __slots__ = ("module", "anchor", "anchor_id", "roots", "exprs", "exposed", "momentum")
+    __slots__ = ("anchor", "anchor_id", "exposed", "exprs", "module", "momentum", "roots")
 
     def __init__(self, module, anchor, roots, recorded, exposed):
         self.module = module

@@ -24,7 +24,6 @@ from collections import OrderedDict
 import numpy as np
 
 from ..express.autodiff import grad as _grad
-from ..express.graph import topological_order
 from ..express.var import Var
 from ..runtime.plan import Plan
 
