@@ -24,10 +24,10 @@ import numpy as np
 # Run from a checkout without installing: the repository root holds the mnn package.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import mnn.expr as F  # noqa: E402
+import mnn.expr as F
 
-from mnn.express import io  # noqa: E402
-from mnn.format.reader import load_graph  # noqa: E402
+from mnn.express import io
+from mnn.format.reader import load_graph
 
 # (channels, number of 3x3 convolutions) per stage, like ResNet18's.
 _STAGES = [(64, 4), (128, 4), (256, 4), (512, 4)]

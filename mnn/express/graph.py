@@ -12,7 +12,8 @@ Reading a Var walks the graph above it, recomputing only the Exprs whose inputs 
 Cached arrays are never written in place (sources are replaced on ``write``), so ops may
 return views of their inputs and ``read()`` results stay valid.
 """
-from weakref import WeakKeyDictionary, ref as _weakref
+from weakref import WeakKeyDictionary
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from .formats import NCHW
 from .optable import TensorMeta, get_op
 from .var import Var
 
-__all__ = ["Expr", "apply", "evaluate_many", "partial_shape", "SOURCE_KINDS"]
+__all__ = ["SOURCE_KINDS", "Expr", "apply", "evaluate_many", "partial_shape"]
 
 # Kinds of source Exprs (no op, a value of their own).
 PLACEHOLDER = "placeholder"
@@ -620,7 +621,7 @@ def _probe_infer(op, probe, attrs):
     (then nothing is known of its outputs, as before trying)."""
     try:
         out = op.infer(probe, **attrs)
-    except Exception:  # noqa: BLE001 - any refusal means "unknown"
+    except Exception:  # any refusal means "unknown", as before trying
         return None
     return list(out)
 
@@ -646,7 +647,7 @@ def _probe_values(op, probe, attrs, out):
     try:
         with np.errstate(all="ignore"):
             result = op.compute(arrays, **attrs)
-    except Exception:  # noqa: BLE001 - a value that cannot be computed stays unknown
+    except Exception:  # a value that cannot be computed stays unknown
         return None
     if isinstance(result, np.ndarray) or np.isscalar(result):
         result = [result]

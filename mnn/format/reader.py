@@ -14,8 +14,17 @@ import numpy as np
 
 from ..express import graph as _graph
 from ..express.errors import MnnError, OpError
-from . import (map_control, map_linalg, map_math, map_nn, map_rnn, map_sample,  # noqa: F401
-               map_scatter, map_shape, map_tensor)
+from . import (  # imported for their registrations (DECODERS, ENCODERS)
+    map_control,
+    map_linalg,
+    map_math,
+    map_nn,
+    map_rnn,
+    map_sample,
+    map_scatter,
+    map_shape,
+    map_tensor,
+)
 from .deferred import DECODE_ERRORS, DeferredDecode
 from .errors import ModelFileError, RuntimeValueNeeded
 from .external import ExternalWeights

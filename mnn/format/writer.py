@@ -15,8 +15,17 @@ from .. import _version
 from ..express import graph as _graph
 from ..express.errors import MnnError
 from ..express.var import Var
-from . import (map_control, map_linalg, map_math, map_narrow, map_nn,  # noqa: F401
-               map_sample, map_scatter, map_shape, map_tensor)
+from . import (  # imported for their registrations (DECODERS, ENCODERS)
+    map_control,
+    map_linalg,
+    map_math,
+    map_narrow,
+    map_nn,
+    map_sample,
+    map_scatter,
+    map_shape,
+    map_tensor,
+)
 from .errors import ModelFileError
 from .external import ExternalWriter
 from .flat import encode

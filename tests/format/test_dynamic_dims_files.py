@@ -6,20 +6,20 @@ onnxruntime."""
 import io
 import os
 
+import format_oracle
 import numpy as np
 import pytest
-
-import format_oracle
 
 MNN = format_oracle.MNN
 torch = pytest.importorskip("torch")
 ort = pytest.importorskip("onnxruntime")
 
-from converter.cli import main as mnnconvert  # noqa: E402
-import mnn.expr as F  # noqa: E402
-from mnn import nn as mnn_nn  # noqa: E402
-from mnn.express.graph import partial_shape  # noqa: E402
-from mnn.format.reader import load_graph  # noqa: E402
+import mnn.expr as F
+
+from converter.cli import main as mnnconvert
+from mnn import nn as mnn_nn
+from mnn.express.graph import partial_shape
+from mnn.format.reader import load_graph
 
 SHAPES = [(1, 3, 16, 16), (3, 3, 20, 28)]
 

@@ -5,18 +5,18 @@ our reader and by the real MNN wheel, against numpy / torch."""
 
 import os
 
+import format_oracle
 import numpy as np
 import pytest
 
-import format_oracle
-
 torch = pytest.importorskip("torch")
 
-import mnn.expr as F  # noqa: E402
-from mnn.express.graph import apply  # noqa: E402
-from mnn.express.ops.np_edit import put_along_axis  # noqa: E402
-from mnn.express.ops.np_linalg import einsum, linalg_det  # noqa: E402
-from mnn.format.writer import write_model  # noqa: E402
+import mnn.expr as F
+
+from mnn.express.graph import apply
+from mnn.express.ops.np_edit import put_along_axis
+from mnn.express.ops.np_linalg import einsum, linalg_det
+from mnn.format.writer import write_model
 
 
 def _write(tmp_path, build, feeds):

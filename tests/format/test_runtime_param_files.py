@@ -1,20 +1,20 @@
 """ONNX nodes whose parameters are graph inputs (a Resize's scales or sizes, a CumSum's
-axis, a Pad's pads, a OneHot's depth, a TopK's k, a Trilu's k) convert to MNN ops taking those parameters as input
-tensors. The .mnn file runs in our loader and in the real MNN wheel, against onnxruntime."""
+axis, a Pad's pads, a OneHot's depth, a TopK's k, a Trilu's k) convert to MNN ops taking
+those parameters as input tensors. The .mnn file runs in our loader and in the real MNN
+wheel, against onnxruntime."""
 
 import os
 
+import format_oracle
 import numpy as np
 import pytest
 
-import format_oracle
-
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto as T  # noqa: E402
-from onnx import helper as h  # noqa: E402
+from onnx import TensorProto as T
+from onnx import helper as h
 
-from converter.cli import main as mnnconvert  # noqa: E402
+from converter.cli import main as mnnconvert
 
 MNN = format_oracle.MNN
 rng = np.random.default_rng(5)
