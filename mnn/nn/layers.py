@@ -171,7 +171,7 @@ class BatchNorm(Module):
     def _stored_stats(self, exposed):
         """The source Vars holding the running statistics below ``exposed``."""
         for record in reversed(self._stat_records):
-            if record.exposed[0] is exposed[0] and record.exposed[1] is exposed[1]:
+            if record.still_exposes(exposed):
                 return record.roots
         for v in exposed:
             if v.expr.op is not None:
@@ -207,7 +207,8 @@ class _StatUpdate:
         The lazy Vars the layer exposed as its running statistics after the forward.
     """
 
-    __slots__ = ("anchor", "anchor_id", "exposed", "exprs", "module", "momentum", "roots")
+    __slots__ = ("anchor", "anchor_id", "exposed", "exposed_exprs", "exprs", "module",
+                 "momentum", "roots")
 
     def __init__(self, module, anchor, roots, recorded, exposed):
         self.module = module
@@ -216,7 +217,14 @@ class _StatUpdate:
         self.roots = roots
         self.exprs = tuple(v.expr for v in recorded)
         self.exposed = exposed
+        self.exposed_exprs = tuple(v.expr for v in exposed)
         self.momentum = module.momentum
+
+    def still_exposes(self, current):
+        """True while ``current`` are this forward's lazy statistics, unchanged (not
+        fixed, written or stepped since)."""
+        return all(c is v and v.expr is e
+                   for c, v, e in zip(current, self.exposed, self.exposed_exprs))
 
     def alive(self):
         """False once no graph uses the forward's output."""
@@ -240,13 +248,14 @@ class _StatUpdate:
             in one loss update in turn: with ``r`` the stored value meanwhile,
             ``r_new = value + momentum * (r - before)``.
         """
-        for root, shown, expr, value in zip(self.roots, self.exposed, self.exprs, values):
+        for root, shown, shown_expr, value in zip(self.roots, self.exposed,
+                                                  self.exposed_exprs, values):
             current = root.expr.values[0]
             old = before[id(root.expr)]
             if current is not old:
                 value = value + self.momentum * (current - old)
             root.expr.set_source_value(np.array(value, dtype=root.dtype, copy=True))
-            if shown.expr.op is not None:
+            if shown.expr is shown_expr:
                 # Whoever holds the lazy Var now holds the stored value.
                 shown.replace(root)
         self.module.running_mean, self.module.running_variance = self.roots

@@ -130,3 +130,22 @@ def test_running_stats_read_after_forward_and_inference_after_training():
     np.testing.assert_allclose(net(F.const(extra)).read(),
                                tb(torch.from_numpy(extra)).detach().numpy(),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_statistics_loaded_during_a_pending_update_are_the_next_start():
+    # forward (pending update), then load_parameters: the next forward starts from the
+    # loaded statistics, not from the ones stored before.
+    net = Net()
+    x = _batches(1)[0]
+    net(F.const(x))
+    loaded = [p.read() for p in net.parameters]
+    loaded[2] = np.full_like(loaded[2], 5.0)  # running mean
+    loaded[3] = np.full_like(loaded[3], 2.0)  # running variance
+    net.load_parameters(loaded)
+    opt = optim.SGD(net, 0.1, 0.9)
+    opt.step(F.reduce_sum(F.square(net(F.const(x))) * F.const(_weights())))
+    n_axes = (0, 2, 3)
+    np.testing.assert_allclose(net.bn.running_mean.read().ravel(),
+                               MOMENTUM * 5.0 + (1 - MOMENTUM) * x.mean(n_axes), rtol=1e-5)
+    np.testing.assert_allclose(net.bn.running_variance.read().ravel(),
+                               MOMENTUM * 2.0 + (1 - MOMENTUM) * x.var(n_axes), rtol=1e-4)
