@@ -4,9 +4,14 @@
 parameters, adds the regularisation term to each gradient (MNN: ``L1`` adds
 ``weight_decay * sign(p)``, ``L2`` adds ``weight_decay * p``, ``L1L2`` both), lets the
 subclass turn gradients into new values, and writes them into the parameters. Everything
-computed from the parameters is recomputed on its next read. Parameters that are
-computed rather than stored (a batch norm's running statistics after a training
-forward) are fixed to their values first, as MNN does before updating.
+computed from the parameters is recomputed on its next read.
+
+The gradients come from a compiled plan kept per loss-graph structure
+(:mod:`mnn.optim.compiled_step`), so a loop that rebuilds the same graph every step
+differentiates it once. State updates a module recorded in its forward (batch norm's
+running statistics) are applied by every step on a loss computed from that forward,
+also when one graph is stepped on batch after batch. Other parameters that are computed
+rather than stored are fixed to their values, as MNN does before updating.
 """
 import enum
 import weakref
