@@ -148,7 +148,12 @@ def _write_resize(ctx, expr, node):
                      "two spatial axes do)")
         if axes[0] > axes[1]:
             size = gather(size, const(np.array([1, 0], np.int32)), 0)
-            ctx.encode_vars([size])
+        if sizes is None:
+            # Scales for (N, C) too: the real MNN reads two scales as (N, C).
+            from ..express.ops.movement import concat
+
+            size = concat([const(np.ones(2, np.float32)), ew.cast(size, np.float32)], 0)
+        ctx.encode_vars([size])
     _interp(ctx, expr, x, size, _text(a.get("mode"), "nearest"),
             _text(a.get("coordinate_transformation_mode"), "half_pixel"),
             _text(a.get("nearest_mode"), "round_prefer_floor"), a.get("cubic_coeff_a", -0.75))

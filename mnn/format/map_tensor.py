@@ -770,9 +770,25 @@ def _encode_onnx_slice(ctx, expr):
     ctx.emit(expr, "StridedSlice", "StridedSliceParam", {"fromType": 1}, inputs)
 
 
+def _reduce_axes(ctx, expr):
+    """The axes input of an ONNX reduction for the file: an empty constant (ONNX: every
+    axis) is written as the list of every axis, since MNN reduces none for an empty one."""
+    x, axes = expr.inputs
+    value = ctx.static(axes)
+    if value is None or value.size:
+        return axes
+    from ..express.graph import partial_shape
+
+    shape = partial_shape(x)
+    if shape is None:
+        ctx.fail(expr, "a reduction over every axis of a tensor of unknown rank has no "
+                 "MNN form")
+    return ctx.const_tensor(np.arange(len(shape), dtype=np.int32), expr, "axes")
+
+
 def _encode_log_sum_exp(ctx, expr):
     """log(sum(exp(x - max))) + max: no overflow for large inputs."""
-    x, axes = expr.inputs
+    x, axes = expr.inputs[0], _reduce_axes(ctx, expr)
     base = expr.outputs[0].name
     keep = bool(expr.attrs["keepdims"])
 
@@ -828,7 +844,7 @@ def _encode_onnx_reduce(ctx, expr):
     if plan is None:
         ctx.fail(expr, f"reduction mode {a['mode']!r} has no MNN Reduction equivalent")
     before, code, after = plan
-    x, axes = expr.inputs
+    x, axes = expr.inputs[0], _reduce_axes(ctx, expr)
     param = {"operation": code, "keepDims": bool(a["keepdims"]), "dType": ctx.dtype_code(x)}
     steps = []
     if before is not None:

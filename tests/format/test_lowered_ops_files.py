@@ -152,3 +152,16 @@ def test_float16_cast_is_refused_with_its_reason(tmp_path):
     x = F.placeholder([3], F.NCHW, np.float32)
     with pytest.raises(ModelFileError, match="float16 has no MNN form"):
         write_model({"y": narrow_cast(x, "float16")})
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max", "l1", "log_sum_exp"])
+def test_reduce_over_every_axis_file(mode, tmp_path):
+    """ONNX's empty axes (every axis) are written as the full axis list: MNN reduces
+    none for an empty one."""
+    x = np.random.default_rng(6).random((3, 2, 2)).astype(np.float32)
+    numpy_fn = {"sum": np.sum, "mean": np.mean, "max": np.max,
+                "l1": lambda a, **k: np.sum(np.abs(a), **k),
+                "log_sum_exp": lambda a, **k: np.log(np.sum(np.exp(a), **k))}[mode]
+    want = numpy_fn(x, axis=None, keepdims=True).astype(np.float32)
+    _check(tmp_path, lambda p: F.onnx_reduce(p["x"], F.const(np.zeros(0, np.int64)), mode, 1),
+           {"x": x}, want)
