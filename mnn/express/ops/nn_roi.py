@@ -189,9 +189,10 @@ def _roi_align_grad_compute(arrays, out_hw, spatial_scale, sampling_ratio, align
     dt = _kernel_dtype(x)
     xk = np.ascontiguousarray(x, dtype=dt)
     dx = np.zeros(x.shape, dt)
+    # Work: every output bin visits its samples' four corners.
+    samples = int(grid.prod(axis=1).max(initial=1))
     _roi_k.roi_align_grad(xk, np.ascontiguousarray(dy, dtype=dt), dx, geom, grid, batch,
-                          mode == "max", nc.threads(dy.size * 4 * int(grid.prod(1).max(
-                              initial=1))))
+                          mode == "max", nc.threads(dy.size * 4 * samples))
     return dx.astype(x.dtype, copy=False)
 
 
