@@ -262,14 +262,74 @@ def _decode_pool3d(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1)
     p = ctx.param(op, "Pool3D")
     x = inputs[0]
-    if not p["isGlobal"] or x.ndim < 3:
-        ctx.fail(op, "only global pooling over the spatial dimensions is supported")
-    axes = list(range(2, x.ndim))
-    from ..express.ops import reduce as red
+    if p["isGlobal"]:
+        if x.ndim < 3:
+            ctx.fail(op, f"input must have spatial dimensions, got shape {x.shape}")
+        axes = list(range(2, x.ndim))
+        from ..express.ops import reduce as red
 
+        if p["type"] == 0:
+            return [red.reduce_max(x, axes, True)]
+        return [red.reduce_mean(x, axes, True)]
+    if x.ndim != 5:
+        ctx.fail(op, f"input must be 5-D, got shape {x.shape}")
+    kernel, strides = _ints3(ctx, op, p, "kernels"), _ints3(ctx, op, p, "strides")
+    if int(p["padType"]) == 1:  # VALID
+        pads = (0, 0, 0)
+    elif int(p["padType"]) == 2:  # SAME: output ceil(in / stride), smaller half first
+        pads = ()
+        for size, k, s in zip(x.shape[2:], kernel, strides):
+            total = max((-(-size // s) - 1) * s + k - size, 0)
+            pads += (total // 2,)
+        if any(2 * b != max((-(-size // s) - 1) * s + k - size, 0)
+               for b, size, k, s in zip(pads, x.shape[2:], kernel, strides)):
+            ctx.fail(op, "SAME padding with an odd total is not supported in Pooling3D")
+    else:
+        pads = _ints3(ctx, op, p, "pads") if p["pads"] is not None else (0, 0, 0)
+    attrs = dict(kernel=kernel, strides=strides, pads=pads + pads, dilations=(1, 1, 1),
+                 ceil_mode=False)
     if p["type"] == 0:
-        return [red.reduce_max(x, axes, True)]
-    return [red.reduce_mean(x, axes, True)]
+        return _graph.apply("max_pool3d", [x], **attrs)
+    # MNN averages the (h, w) windows counting padding, then the depth windows without:
+    # with no depth padding that is the average over every tap, padding included.
+    if pads[0]:
+        ctx.fail(op, f"average Pooling3D with depth padding {pads[0]} (MNN mixes counting "
+                 "rules there) is not supported")
+    return _graph.apply("avg_pool3d", [x], count_include_pad=True, **attrs)
+
+
+def _ints3(ctx, op, p, name):
+    vals = p[name]
+    vals = () if vals is None else tuple(int(v) for v in vals)
+    if len(vals) != 3 or min(vals) < 0 or (name != "pads" and min(vals) < 1):
+        ctx.fail(op, f"Pool3D {name} must be three valid ints, got {list(vals)}")
+    return vals
+
+
+@encoder("max_pool3d", "avg_pool3d")
+def _encode_pool3d(ctx, expr):
+    # MNN runs Pooling3D as a 2-D pooling over (h, w) then one over depth, with symmetric
+    # pads, floor output sizes and no dilation.
+    a = expr.attrs
+    pads = tuple(a["pads"])
+    if tuple(a["dilations"]) != (1, 1, 1) or a["ceil_mode"] or pads[:3] != pads[3:]:
+        ctx.fail(expr, "MNN's Pooling3D has no dilation, no ceil mode and only symmetric pads")
+    is_max = expr.op.name == "max_pool3d"
+    if not is_max and any(pads) and (pads[0] or not a["count_include_pad"]):
+        ctx.fail(expr, "MNN's average Pooling3D counts padding in (h, w) only: pads "
+                 f"{list(pads)} with count_include_pad={a['count_include_pad']} differ")
+    param = {
+        "strides": np.asarray(a["strides"], np.int32),
+        "kernels": np.asarray(a["kernel"], np.int32),
+        "pads": np.asarray(pads[:3], np.int32),
+        "type": 0 if is_max else 1,
+        "padType": 0,
+        "isGlobal": False,
+    }
+    src = ctx.to_nc4hw4(expr.inputs[0])
+    out = ctx.emit(expr, "Pooling3D", "Pool3D", param, [src],
+                   outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    ctx.from_nc4hw4(expr, out[0])
 
 
 @encoder("max_pool", "avg_pool")

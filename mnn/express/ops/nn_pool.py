@@ -18,9 +18,11 @@ Op attributes (plain values, height first; see :mod:`.nn_common`):
   (torch's default, Caffe/MNN) or by the number of real pixels (ONNX's default).
 - ``input_hw`` ``(H, W)`` (avg_pool_grad only): the forward input's size.
 
-Padded pixels never win a max and add nothing to a sum. Regular grids run the regular
-kernels; global and adaptive pooling run the table kernels (tables from
-:mod:`.pool_windows`, checked against the image by the kernel wrapper).
+Padded pixels never win a max and add nothing to a sum. Regular grids (dilated too) run
+the regular kernels of ``mnn/_cython/pool.pyx``, global pooling one contiguous reduction
+per plane; adaptive pooling (and the gradient of global max pooling) run the table
+kernels of ``pool_table.pyx`` (tables from :mod:`.pool_windows`, checked against the
+image by the kernel wrapper).
 """
 import numpy as np
 
