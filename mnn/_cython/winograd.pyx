@@ -91,6 +91,8 @@ def input_transform(const real_t[:, :, :, ::1] x, real_t[:, :, ::1] v, Py_ssize_
     cdef Py_ssize_t Hp = th_count * 4 + 2, Wp = (tw_count + 15) // 16 * 64 + 2
     padded = np.empty((nthreads, Hp * Wp), dtype=scratch.dtype)
     cdef real_t[:, ::1] pbuf = padded
+    # Padded columns q hold input column q - pl: inside the image for q0 <= q < q1.
+    cdef Py_ssize_t q0 = min(max(pl, 0), Wp), q1 = max(min(W + pl, Wp), min(max(pl, 0), Wp))
     cdef real_t* d
     cdef real_t* plane
     cdef const real_t* row
@@ -106,12 +108,17 @@ def input_transform(const real_t[:, :, :, ::1] x, real_t[:, :, ::1] v, Py_ssize_
             plane = &pbuf[tid, 0]
             for r in range(Hp):
                 iy = r - pt
-                for q in range(Wp):
-                    ix = q - pl
-                    if iy < 0 or iy >= H or ix < 0 or ix >= W:
+                if iy < 0 or iy >= H:
+                    for q in range(Wp):
                         plane[r * Wp + q] = 0
-                    else:
-                        plane[r * Wp + q] = x[n, c, iy, ix]
+                    continue
+                # Columns [q0, q1) are inside the image: one branch-free run per row.
+                for q in range(q0):
+                    plane[r * Wp + q] = 0
+                for q in range(q0, q1):
+                    plane[r * Wp + q] = x[n, c, iy, q - pl]
+                for q in range(q1, Wp):
+                    plane[r * Wp + q] = 0
             for th in range(th_count):
                 for tw0 in range(0, tw_count, 16):
                     lanes = tw_count - tw0 if tw_count - tw0 < 16 else 16
