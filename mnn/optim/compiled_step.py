@@ -127,7 +127,7 @@ class StepCache:
         """Forget every plan (e.g. after parameters were replaced)."""
         self._plans.clear()
 
-    def run(self, order, wanted, params, extra, identity_ids):
+    def run(self, order, wanted, params, extra, identity_ids, computed=0):
         """Gradients of ``wanted`` (the loss) w.r.t. ``params`` and the values of ``extra``.
 
         Parameters
@@ -142,6 +142,9 @@ class StepCache:
             Further values computed with the gradients (state updates).
         identity_ids : set of int
             Source Expr ids read by identity (see :func:`graph_key`).
+        computed : int
+            How many leading Exprs of ``order`` hold fresh values (the loss was read):
+            the plan takes them instead of computing the forward pass again.
 
         Returns
         -------
@@ -161,7 +164,13 @@ class StepCache:
             plan = Plan([Var(e, 0) for e in fed], outputs, fold_constants=True,
                         source_inputs=True)
             # The plan needs slots, not the graph it came from: do not keep this step's
-            # Exprs (and any values read from them) alive.
+            # Exprs (and any values read from them) alive. Slots are kept by position
+            # in ``order``, which later graphs of this key share.
+            slot_of = plan.slot_of
+            plan.slot_at = [
+                [slot_of.get((e.id, i)) for i in range(len(e.metas))] if e.op is not None
+                else () for e in order]
+            plan.slot_of = None
             plan.input_vars = [_Named(v.name) for v in plan.input_vars]
             plan.output_vars = None
             self._plans[key] = plan
@@ -169,7 +178,15 @@ class StepCache:
                 self._plans.popitem(last=False)
         else:
             self._plans.move_to_end(key)
-        return plan.run([e.values[0] for e in fed])
+        arrays = [e.values[0] for e in fed]
+        if not computed:
+            return plan.run(arrays)
+        seeds = {}
+        for expr, slots in zip(order[:computed], plan.slot_at):
+            for s, value in zip(slots, expr.values or ()):
+                if s is not None:
+                    seeds[s] = value
+        return plan.run_seeded(arrays, seeds)
 
 
 def _position(order, var):

@@ -242,19 +242,20 @@ class Optimizer:
         their new values (all computed at the current weights)."""
         order = topological_order([loss.expr])
         ids = {e.id for e in order}
+        n_loss = len(order)  # the loss's own Exprs lead ``order``
         updates = []
         if hasattr(self._module, "_state_updates"):
             updates = [u for u in self._module._state_updates() if u.anchor_id in ids]
         extra = [v for u in updates for v in u.outputs()]
         if extra:
             order = order + topological_order([v.expr for v in extra], seen=ids)
-        values = None
-        if loss.expr.values is None or _stale_order([loss.expr]):
-            # Nothing of this graph computed yet (the usual step): run its compiled plan.
-            # A loss already read keeps its forward values: the lazy path reuses them.
-            identity = {p.expr.id for p in all_params}
-            identity.update(r.expr.id for u in updates for r in u.roots)
-            values = self._compiled.run(order, loss, params, extra, identity)
+        # A loss already read (and still fresh) has its forward values: the plan takes
+        # them instead of computing the forward pass again.
+        fresh = loss.expr.values is not None and not _stale_order([loss.expr])
+        identity = {p.expr.id for p in all_params}
+        identity.update(r.expr.id for u in updates for r in u.roots)
+        values = self._compiled.run(order, loss, params, extra, identity,
+                                    computed=n_loss if fresh else 0)
         if values is None:
             # One walk of the graph for every gradient (they share the forward pass).
             values = evaluate_many(self._gradients(loss, params) + extra)

@@ -159,6 +159,7 @@ class Plan:
                                   "needed but only another output of that op is an input")
         self.input_dtypes = [v.expr.metas[v.index].dtype for v in self.input_vars]
         self.n_slots = len(slot_of)
+        self.slot_of = slot_of  # (Expr id, output index) -> slot, of the source graph
         self.steps = _fuse_activations(_relu_grad_reads_output(steps), set(self.output_slots))
         self.constants = consts
         self.trainables = trainables
@@ -263,6 +264,54 @@ class Plan:
             else:
                 self._run_fast(env, pos, end)
             pos = end
+        return [env[s] for s in self.output_slots]
+
+    def run_seeded(self, arrays, seeds):
+        """Like :meth:`run`, with some intermediate values already known.
+
+        Steps whose outputs are all in ``seeds`` are skipped (a training step whose loss
+        was read already has its forward pass). Shapes are checked as in :meth:`run` on a
+        plan's first run; later runs trust them, so ``seeds`` must hold what the plan
+        would compute for these ``arrays`` (same shapes and dtypes).
+
+        Parameters
+        ----------
+        arrays : sequence of ndarray
+            One per input, as for :meth:`run`.
+        seeds : dict
+            ``slot -> ndarray``.
+        """
+        if not self._checked:
+            return self.run(arrays)
+        if len(arrays) != len(self.input_slots):
+            raise OpError(f"mnn: the plan takes {len(self.input_slots)} inputs, got "
+                          f"{len(arrays)}")
+        env = list(self._template)
+        for s, a, want, v in zip(self.input_slots, arrays, self.input_dtypes,
+                                 self.input_vars):
+            if a.dtype != want:
+                raise OpError(f"mnn: input {v.name} must be {want}, got {a.dtype}")
+            env[s] = a
+        for s, expr in self.trainables.items():
+            env[s] = expr.values[0]
+        for s, value in seeds.items():
+            env[s] = value
+        for step in self.steps:
+            outs = step.outputs
+            known = True
+            for s in outs:
+                if s not in seeds:
+                    known = False
+                    break
+            if not known:
+                result = step.compute([env[s] for s in step.inputs], **step.attrs)
+                if len(outs) == 1 and isinstance(result, np.ndarray):
+                    env[outs[0]] = result
+                else:
+                    for s, value in zip(outs, _as_arrays(result, len(outs))):
+                        env[s] = value
+            for s in step.free:
+                env[s] = None
         return [env[s] for s in self.output_slots]
 
     def _run_fast(self, env, start, end):

@@ -168,15 +168,38 @@ def test_boolean_mask_constants_with_other_counts_get_their_own_plan():
     assert len(opt._compiled._plans) == 2  # one per selected count
 
 
-def test_data_dependent_shapes_step_lazily():
-    # w[w > 0]: the selected count is known only by computing, so the graph is not
-    # compiled; the lazy path gives the same step.
+def test_data_dependent_shapes_are_keyed_once_computed():
+    # w[w > 0]: the selected count is known only by computing. Asking the loss's size
+    # computes it; the computed shapes are then part of the key, so a step whose count
+    # changed (here to zero) gets a plan of its own.
     w0 = np.array([1.0, -2.0, 3.0, -0.5])
     w = nn.trainable(w0)
-    opt = optim.SGD([w], 0.1, 0.0)
-    for _ in range(2):
+    opt = optim.SGD([w], 0.6, 0.0)
+    for _ in range(3):
         before = w.read()
         opt.step(F.reduce_sum(F.square(w[w > 0])))
-        np.testing.assert_allclose(w.read(), before - 0.1 * 2 * before * (before > 0),
+        np.testing.assert_allclose(w.read(), before - 0.6 * 2 * before * (before > 0),
                                    rtol=1e-12)
-    assert len(opt._compiled._plans) == 0
+    assert len(opt._compiled._plans) == 2
+
+
+def test_loss_read_before_the_step_reuses_its_forward_values():
+    # The plan takes the forward values the read computed (its conv+relu steps are
+    # fused in the plan, unfused in the graph) and still matches torch.
+    net = ConvNet()
+    t = _torch_twin(net)
+    opt = optim.SGD(net, 0.05, 0.9)
+    topt = torch.optim.SGD(t.parameters(), lr=0.05, momentum=0.9)
+    for _ in range(3):
+        x, y = _batch(6)
+        loss = nn.loss.softmax_cross_entropy(net(F.const(x)), F.const(y))
+        value = float(loss)
+        opt.step(loss)
+        topt.zero_grad()
+        tloss = torch.nn.functional.cross_entropy(t(torch.from_numpy(x)),
+                                                  torch.from_numpy(y).long())
+        tloss.backward()
+        topt.step()
+        np.testing.assert_allclose(value, tloss.item(), rtol=1e-5)
+        _compare(net, t)
+    assert len(opt._compiled._plans) == 1
