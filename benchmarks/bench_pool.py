@@ -124,15 +124,15 @@ def run_forward(args, pattern):
             sess = ort.InferenceSession(model.SerializeToString(), opts,
                                         providers=["CPUExecutionProvider"])
 
-            def run_ours():
+            def run_ours(xv=xv, yv=yv, x=x):
                 xv.write(x)
                 return yv.read()
 
-            def run_torch():
+            def run_torch(theirs=theirs, tx=tx):
                 with torch.no_grad():
                     return theirs(tx)
 
-            def run_ort():
+            def run_ort(sess=sess, x=x):
                 return sess.run(None, {"x": x})[0]
 
             ref = run_torch().numpy()
@@ -157,12 +157,12 @@ def run_training(args, pattern):
         for n in args.threads:
             _set_threads(n)
 
-            def run_ours():
+            def run_ours(xv=xv, dyv=dyv, yv=yv, gv=gv, x=x, dy=dy):
                 xv.write(x)
                 dyv.write(dy)
                 return yv.read(), gv.read()
 
-            def run_torch():
+            def run_torch(theirs=theirs, x=x, tdy=tdy):
                 tx = torch.tensor(x, requires_grad=True)
                 ty = theirs(tx)
                 ty.backward(tdy)
