@@ -1,8 +1,11 @@
 """File mapping of the math ops: BinaryOp, UnaryOp, Reduction, Cast, Eltwise, MatMul, and
 the one-op activations (Sigmoid, TanH, Exp, Log, AbsVal).
 
-MNN facts that shape the mapping: integer ``DIV``/``REALDIV`` truncate and ``MOD`` is
-``fmod`` (C semantics), while ``FLOORDIV``/``FLOORMOD`` floor like numpy; comparisons give
+MNN facts that shape the mapping: integer ``DIV``/``REALDIV`` truncate; on floats ``MOD``
+is ``fmod`` (C semantics) and ``FLOORMOD`` floors like numpy, but on integers MNN's CPU
+computes ``MOD`` as the floored remainder (Python's ``%``) and ``FLOORMOD`` as
+``x - (x / y) * y`` with a truncating division (C's ``%``): the integer forms are written
+and read the other way round; comparisons give
 int32 in MNN (bool here); ``GELU`` is the tanh approximation and ``GELU_STANDARD`` the erf
 form.
 """
@@ -127,6 +130,10 @@ def _decode_binary_op(ctx, op, inputs):
                 ctx.fail(op, "integer division (truncating) needs the onnx_trunc_div op")
             return _apply1("onnx_trunc_div", [x, y])
         return [ew.divide(x, y)]
+    if code == 19 and is_int:  # the floored remainder on integers (see the module doc)
+        return [ew.floormod(x, y)]
+    if code == 17 and is_int:  # C's remainder on integers
+        code = 19
     if code == 19:
         if _op("onnx_fmod") is None:
             ctx.fail(op, "MOD (C fmod semantics) needs the onnx_fmod op")
@@ -151,11 +158,15 @@ def _encode_binary(ctx, expr):
             "MNN divides integers with truncation; cast the inputs to float "
             "before dividing to write this graph",
         )
+    code = _BINARY_CODE[name]
+    dtype = x.expr.metas[x.index].dtype  # None: only run time knows
+    if code == 17 and dtype is not None and dtype.kind in "iub":
+        code = 19  # MNN's integer MOD is the floored remainder (see the module doc)
     ctx.emit(
         expr,
         "BinaryOp",
         "BinaryOp",
-        {"opType": _BINARY_CODE[name], "T": ctx.dtype_code(x)},
+        {"opType": code, "T": ctx.dtype_code(x)},
         expr.inputs,
     )
 

@@ -546,11 +546,16 @@ def _encode_trunc_div(ctx, expr):
 
 @encoder("onnx_fmod")
 def _encode_fmod(ctx, expr):
+    # C's remainder: MOD on floats, FLOORMOD on integers (what MNN's CPU computes for
+    # them; see mnn.format.map_math).
+    x = expr.inputs[0]
+    dtype = x.expr.metas[x.index].dtype
+    is_int = dtype is not None and dtype.kind in "iub"
     ctx.emit(
         expr,
         "BinaryOp",
         "BinaryOp",
-        {"opType": 19, "T": ctx.dtype_code(expr.inputs[0])},
+        {"opType": 17 if is_int else 19, "T": ctx.dtype_code(expr.inputs[0])},
         expr.inputs,
     )
 

@@ -165,3 +165,17 @@ def test_reduce_over_every_axis_file(mode, tmp_path):
     want = numpy_fn(x, axis=None, keepdims=True).astype(np.float32)
     _check(tmp_path, lambda p: F.onnx_reduce(p["x"], F.const(np.zeros(0, np.int64)), mode, 1),
            {"x": x}, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+@pytest.mark.parametrize("kind", ["floor", "c"])
+def test_remainders_file(kind, dtype, tmp_path):
+    """Floored (numpy ``mod``) and C (``fmod``) remainders of mixed signs: MNN's CPU
+    computes MOD and FLOORMOD differently on integers and floats; both readers agree."""
+    x = np.array([-7, -5, 5, 7, -37232, 9], dtype)
+    y = np.array([3, -3, -3, 3, 65536, -4], dtype)
+    if kind == "floor":
+        want, build = np.mod(x, y), (lambda p: F.floormod(p["a"], p["b"]))
+    else:
+        want, build = np.fmod(x, y), (lambda p: F.onnx_fmod(p["a"], p["b"]))
+    _check(tmp_path, build, {"a": x, "b": y}, want)
