@@ -97,10 +97,14 @@ def _median_ms(fn, repeat):
 
 
 def _best_of_rounds(fns, repeat, rounds=3):
-    """Interleaved rounds (the machine is noisy); each peer's best round median."""
+    """Interleaved rounds (the machine is noisy); each peer's best round median. A pause
+    before each block lets the previous peer's worker threads (torch's OpenMP, onnxruntime's
+    pool) stop spinning: on two cores they otherwise hold the core the next peer's second
+    thread needs, and that peer's run waits a scheduler slice."""
     runs = {k: [] for k in fns}
     for _ in range(rounds):
         for k, f in fns.items():
+            time.sleep(0.05)
             runs[k].append(_median_ms(f, repeat))
     return {k: min(v) for k, v in runs.items()}
 
