@@ -9,11 +9,13 @@ Op attributes (plain values in the input's axis order, depth first):
   its begin padding);
 - ``count_include_pad`` bool (avg only); ``input_size`` (avg_pool3d_grad only).
 
-All of them run the table kernels of ``mnn/_cython/pool_table.pyx`` (tables from
-:mod:`.pool_windows`).
+The forward ops run the vectorized 2-D kernels of ``mnn/_cython/pool.pyx`` twice (over
+(h, w), then over depth); gradients and indices run the table kernels of
+``pool_table.pyx`` (tables from :mod:`.pool_windows`).
 """
 import numpy as np
 
+from ..._cython import pool as _pool_k
 from ..._cython import pool_table as _table_k
 from ..errors import OpError
 from ..graph import apply
@@ -65,12 +67,34 @@ def _max_infer(metas, **attrs):
     return [(tuple(x.shape[:2]) + out, dtype)]
 
 
+def _separable_forward(x, is_max, attrs, windows, divs):
+    """Regular 3-D pooling as two passes of the vectorized 2-D kernel: over (h, w) for
+    every depth slice, then over depth with the (h, w) results as rows. Exact: max and sum
+    both split over the axes, and the divisor is the product of the per-axis tap counts."""
+    n, c, d, h, w = x.shape
+    od, oh, ow = (t.shape[1] for t in windows)
+    (kd, kh, kw), (sd, sh, sw) = attrs["kernel"], attrs["strides"]
+    (dd, dh, dw), pads = attrs["dilations"], attrs["pads"]
+    dt = x.dtype
+    none = np.ones(0, dt)
+    ones = np.ones(oh * ow, dt)
+    plane = np.empty((n * c * d, 1, oh, ow), dt)
+    threads = nc.threads(x.size)
+    _pool_k.pool_forward_regular(x.reshape(n * c * d, 1, h, w), plane, is_max, kh, kw, sh,
+                                 sw, pads[1], pads[2], dh, dw,
+                                 none if is_max else divs[1], none if is_max else divs[2],
+                                 threads)
+    y = np.empty((n * c, 1, od, oh * ow), dt)
+    _pool_k.pool_forward_regular(plane.reshape(n * c, 1, d, oh * ow), y, is_max, kd, 1, sd, 1,
+                                 pads[0], 0, dd, 1, none if is_max else divs[0],
+                                 none if is_max else ones, threads)
+    return y.reshape(n, c, od, oh, ow)
+
+
 def _max_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
-    windows, steps, _ = _tables(x.shape[2:], attrs, x.dtype)
-    y = np.empty(x.shape[:2] + tuple(w.shape[1] for w in windows), x.dtype)
-    _table_k.max_forward(x, y, None, windows, steps, nc.threads(x.size))
-    return y
+    windows, _, _ = _tables(x.shape[2:], attrs, x.dtype)
+    return _separable_forward(x, True, attrs, windows, None)
 
 
 def _max_grad(inputs, outputs, grads, **attrs):
@@ -138,10 +162,8 @@ def _avg_infer(metas, **attrs):
 
 def _avg_compute(arrays, count_include_pad, **attrs):
     x = nc.c_array(arrays[0])
-    windows, steps, divs = _tables(x.shape[2:], attrs, x.dtype, bool(count_include_pad))
-    y = np.empty(x.shape[:2] + tuple(w.shape[1] for w in windows), x.dtype)
-    _table_k.avg_forward(x, y, windows, steps, divs, nc.threads(x.size))
-    return y
+    windows, _, divs = _tables(x.shape[2:], attrs, x.dtype, bool(count_include_pad))
+    return _separable_forward(x, False, attrs, windows, divs)
 
 
 def _avg_grad(inputs, outputs, grads, **attrs):
