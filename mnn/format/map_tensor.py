@@ -779,8 +779,11 @@ def _reduce_axes(ctx, expr):
     """The axes input of an ONNX reduction for the file: an empty constant (ONNX: every
     axis) is written as the list of every axis, since MNN reduces none for an empty one."""
     x, axes = expr.inputs
+    shape = axes.expr.metas[axes.index].shape  # an empty axes tensor is empty at run time
     value = ctx.static(axes)
-    if value is None or value.size:
+    empty = (value is not None and value.size == 0) or (
+        shape is not None and int(np.prod(shape)) == 0)
+    if not empty:
         return axes
     from ..express.graph import partial_shape
 

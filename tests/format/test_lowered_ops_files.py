@@ -165,6 +165,9 @@ def test_reduce_over_every_axis_file(mode, tmp_path):
     want = numpy_fn(x, axis=None, keepdims=True).astype(np.float32)
     _check(tmp_path, lambda p: F.onnx_reduce(p["x"], F.const(np.zeros(0, np.int64)), mode, 1),
            {"x": x}, want)
+    # The same with the (empty) axes as a graph input, as ONNX models give them.
+    _check(tmp_path, lambda p: F.onnx_reduce(p["x"], p["axes"], mode, 1),
+           {"x": x, "axes": np.zeros(0, np.int32)}, want)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.float32])
