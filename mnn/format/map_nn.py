@@ -523,8 +523,8 @@ def _decode_layer_norm(ctx, op, inputs):
     ctx.n_inputs(op, inputs, 1)
     p = ctx.param(op, "LayerNorm")
     x = inputs[0]
-    if int(p["group"]) not in (0, 1):
-        ctx.fail(op, f"group norm (group {p['group']}) is not supported")
+    if int(p["group"]) > 1:
+        return _decode_group_layer_norm(ctx, op, p, x)
     axes = [int(a) for a in (p["axis"] if p["axis"] is not None else [-1])]
     if any(not -x.ndim <= a < x.ndim for a in axes):
         ctx.fail(op, f"axes {axes} out of range for rank {x.ndim}")
@@ -549,6 +549,74 @@ def _decode_layer_norm(ctx, op, inputs):
             ctx.fail(op, f"{values.size} affine values for normalised shape {norm_shape}")
         y = fn(y, const(values.reshape(affine_shape).astype(x.dtype)))
     return [y]
+
+
+def _decode_group_layer_norm(ctx, op, p, x):
+    """MNN's LayerNorm with ``group`` G > 1: each of the N*G chunks of the flattened
+    sample is normalised (what our writer emits for group norm)."""
+    groups = int(p["group"])
+    if p["useRMSNorm"]:
+        ctx.fail(op, "RMS norm with groups is not supported")
+    gamma, beta = quantize.layer_norm_arrays(ctx, op, p)
+    if gamma is not None or beta is not None:
+        # MNN applies these per element of a group, not per channel; no converter we
+        # know of writes them, so there is no file to check the reading against.
+        ctx.fail(op, "gamma/beta inside a grouped LayerNorm are not supported")
+    if x.ndim < 2 or x.shape[1] % groups:
+        ctx.fail(op, f"input {list(x.shape)} does not split into {groups} groups")
+    return _graph.apply("group_norm", [x], groups=groups, epsilon=float(p["epsilon"]),
+                        has_gamma=False, has_beta=False)
+
+
+@encoder("layer_norm")
+def _encode_layer_norm(ctx, expr):
+    """MNN's LayerNorm keeps gamma and beta in the op and needs both or neither: a
+    missing one is written as ones/zeros; run-time ones are applied by separate ops."""
+    attrs = expr.attrs
+    x = expr.inputs[0]
+    params = list(expr.inputs[1:])
+    gamma = params.pop(0) if attrs["has_gamma"] else None
+    beta = params.pop(0) if attrs["has_beta"] else None
+    static = [None if v is None else ctx.static(v) for v in (gamma, beta)]
+    if any(v is not None and s is None for v, s in zip((gamma, beta), static)):
+        from ..express.ops import nn_norm
+
+        ctx.encode_as(expr, [nn_norm._layer_norm_composite(x, attrs["start"],
+                                                           attrs["epsilon"], gamma, beta)])
+        return
+    rank = len(x.shape)
+    main = {"axis": np.arange(attrs["start"], rank, dtype=np.int32),
+            "epsilon": float(attrs["epsilon"]), "group": 1}
+    if gamma is not None or beta is not None:
+        size = int(np.prod(x.shape[attrs["start"]:]))
+        g, b = static
+        main["gamma"] = (np.ones(size, np.float32) if g is None
+                         else np.asarray(g, np.float32).reshape(-1))
+        main["beta"] = (np.zeros(size, np.float32) if b is None
+                        else np.asarray(b, np.float32).reshape(-1))
+    ctx.emit(expr, "LayerNorm", "LayerNorm", main, [x])
+
+
+@encoder("group_norm")
+def _encode_group_norm(ctx, expr):
+    """Group norm as MNN's LayerNorm with ``group`` (no affine: MNN's gamma is per element
+    of a group), then the per-channel scale and shift as separate ops."""
+    attrs = expr.attrs
+    x = expr.inputs[0]
+    if attrs["has_gamma"] or attrs["has_beta"]:
+        params = list(expr.inputs[1:])
+        y = _graph.apply("group_norm", [x], groups=attrs["groups"], epsilon=attrs["epsilon"],
+                         has_gamma=False, has_beta=False)[0]
+        per_channel = [1, x.shape[1]] + [1] * (len(x.shape) - 2)
+        if attrs["has_gamma"]:
+            y = ew.multiply(y, movement.reshape(params.pop(0), per_channel))
+        if attrs["has_beta"]:
+            y = ew.add(y, movement.reshape(params.pop(0), per_channel))
+        ctx.encode_as(expr, [y])
+        return
+    main = {"axis": np.arange(1, len(x.shape), dtype=np.int32),
+            "epsilon": float(attrs["epsilon"]), "group": int(attrs["groups"])}
+    ctx.emit(expr, "LayerNorm", "LayerNorm", main, [x])
 
 
 # -- resizing --------------------------------------------------------------------------------
