@@ -237,17 +237,7 @@ class Plan:
         list of ndarray
             One per output.
         """
-        if len(arrays) != len(self.input_slots):
-            raise OpError(f"mnn: the plan takes {len(self.input_slots)} inputs, got "
-                          f"{len(arrays)}")
-        env = list(self._template)
-        for s, a, want, v in zip(self.input_slots, arrays, self.input_dtypes,
-                                 self.input_vars):
-            if a.dtype != want:
-                raise OpError(f"mnn: input {v.name} must be {want}, got {a.dtype}")
-            env[s] = a
-        for s, expr in self.trainables.items():
-            env[s] = expr.values[0]
+        env = self._input_env(arrays)
         hooked = before is not None or after is not None
         pos, n = 0, len(self.steps)
         while pos < n:
@@ -266,6 +256,21 @@ class Plan:
             pos = end
         return [env[s] for s in self.output_slots]
 
+    def _input_env(self, arrays):
+        """The slot list of a run: constants, the checked inputs and the trainables."""
+        if len(arrays) != len(self.input_slots):
+            raise OpError(f"mnn: the plan takes {len(self.input_slots)} inputs, got "
+                          f"{len(arrays)}")
+        env = list(self._template)
+        for s, a, want, v in zip(self.input_slots, arrays, self.input_dtypes,
+                                 self.input_vars):
+            if a.dtype != want:
+                raise OpError(f"mnn: input {v.name} must be {want}, got {a.dtype}")
+            env[s] = a
+        for s, expr in self.trainables.items():
+            env[s] = expr.values[0]
+        return env
+
     def run_seeded(self, arrays, seeds):
         """Like :meth:`run`, with some intermediate values already known.
 
@@ -283,17 +288,7 @@ class Plan:
         """
         if not self._checked:
             return self.run(arrays)
-        if len(arrays) != len(self.input_slots):
-            raise OpError(f"mnn: the plan takes {len(self.input_slots)} inputs, got "
-                          f"{len(arrays)}")
-        env = list(self._template)
-        for s, a, want, v in zip(self.input_slots, arrays, self.input_dtypes,
-                                 self.input_vars):
-            if a.dtype != want:
-                raise OpError(f"mnn: input {v.name} must be {want}, got {a.dtype}")
-            env[s] = a
-        for s, expr in self.trainables.items():
-            env[s] = expr.values[0]
+        env = self._input_env(arrays)
         for s, value in seeds.items():
             env[s] = value
         for step in self.steps:

@@ -199,16 +199,20 @@ def _ln_numpy(arrays, start, epsilon, has_gamma, has_beta):
     return y.astype(x.dtype, copy=False)
 
 
-def _ln_grad(inputs, outputs, grads, start, epsilon, has_gamma, has_beta):
-    # The gradient of the fused op is the gradient of its definition, built from
-    # primitives (so it is differentiable again).
+def _composite_grad(inputs, grads, has_gamma, has_beta, definition):
+    """The gradient of a fused norm op: that of its definition ``definition(x, gamma,
+    beta)``, built from primitives (so it is differentiable again)."""
     from ..autodiff import grad as _grad
 
     x = inputs[0]
     gamma = inputs[1] if has_gamma else None
     beta = inputs[1 + int(has_gamma)] if has_beta else None
-    y = _layer_norm_composite(x, start, epsilon, gamma, beta)
-    return _grad([y], list(inputs), [grads[0]])
+    return _grad([definition(x, gamma, beta)], list(inputs), [grads[0]])
+
+
+def _ln_grad(inputs, outputs, grads, start, epsilon, has_gamma, has_beta):
+    return _composite_grad(inputs, grads, has_gamma, has_beta,
+                           lambda x, g, b: _layer_norm_composite(x, start, epsilon, g, b))
 
 
 register(OpDef("layer_norm", _ln_infer, _ln_compute, _ln_grad))
@@ -316,15 +320,8 @@ def _gn_compute(arrays, groups, epsilon, has_gamma, has_beta):
 
 
 def _gn_grad(inputs, outputs, grads, groups, epsilon, has_gamma, has_beta):
-    # The gradient of the fused op is the gradient of its definition, built from
-    # primitives (so it is differentiable again).
-    from ..autodiff import grad as _grad
-
-    x = inputs[0]
-    gamma = inputs[1] if has_gamma else None
-    beta = inputs[1 + int(has_gamma)] if has_beta else None
-    y = _group_norm_composite(x, groups, epsilon, gamma, beta)
-    return _grad([y], list(inputs), [grads[0]])
+    return _composite_grad(inputs, grads, has_gamma, has_beta,
+                           lambda x, g, b: _group_norm_composite(x, groups, epsilon, g, b))
 
 
 register(OpDef("group_norm", _gn_infer, _gn_compute, _gn_grad))
