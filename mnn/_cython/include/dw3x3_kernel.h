@@ -47,6 +47,41 @@ static inline __mmask16 mnn_dw3x3_mask(ptrdiff_t n) {
     return (__mmask16)((1u << n) - 1u);
 }
 
+static inline __mmask16 mnn_dw3x3_lanes(ptrdiff_t lo, ptrdiff_t hi) {
+    /* Lanes lo .. hi - 1 (clipped to [0, 16]; none when hi <= lo). */
+    if (lo < 0) lo = 0;
+    if (hi > 16) hi = 16;
+    if (hi <= lo) return (__mmask16)0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Stride 1, the whole row [0, OW) in 16-lane steps, edges included: tap j of lane l
+   reads column ox0 + l - pl + j, and the load mask keeps only the lanes whose column is
+   inside [0, W), so the padding reads as zero and no scalar edge loop is needed. The
+   addresses of masked-off lanes are never accessed. */
+static void mnn_dw3x3_row_s1(const float *const rows[3], const float *k, float b, float *y,
+                             ptrdiff_t OW, ptrdiff_t W, ptrdiff_t pl, float lo, float hi) {
+    __m512 kv[9];
+    for (int t = 0; t < 9; t++) kv[t] = _mm512_set1_ps(k[t]);
+    __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    for (ptrdiff_t ox = 0; ox < OW; ox += 16) {
+        ptrdiff_t c = OW - ox < 16 ? OW - ox : 16;
+        __m512 acc = vb;
+        for (int j = 0; j < 3; j++) {
+            ptrdiff_t base = ox - pl + j;  /* column of lane 0 */
+            __mmask16 m = mnn_dw3x3_lanes(-base, c < W - base ? c : W - base);
+            for (int i = 0; i < 3; i++) {
+                /* integer address arithmetic: base may point before the row */
+                const float *r = (const float *)((ptrdiff_t)rows[i] +
+                                                 base * (ptrdiff_t)sizeof(float));
+                acc = _mm512_fmadd_ps(kv[3 * i + j], _mm512_maskz_loadu_ps(m, r), acc);
+            }
+        }
+        acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+        _mm512_mask_storeu_ps(y + ox, mnn_dw3x3_mask(c), acc);
+    }
+}
+
 static void mnn_dw3x3_interior(const float *const rows[3], const float *k, float b,
                                float *y, ptrdiff_t lo_x, ptrdiff_t hi_x, int sw,
                                ptrdiff_t pl, float lo, float hi) {
@@ -128,6 +163,15 @@ static void mnn_dw3x3_plane(const float *x, ptrdiff_t H, ptrdiff_t W, const floa
             rows[i] = (iy >= 0 && iy < H) ? x + iy * W : zeros;
         }
         float *yr = y + oy * OW;
+#if defined(__AVX512F__)
+        /* Narrow rows: the scalar edge columns are a large share, the masked row wins
+           (measured 7, 14, 28 wide: ~10% faster); wide rows: the interior loop without
+           per-tap masks wins (56, 112 wide: ~15%). */
+        if (sw == 1 && OW <= 32) {
+            mnn_dw3x3_row_s1(rows, k, b, yr, OW, W, pl, lo, hi);
+            continue;
+        }
+#endif
         for (ptrdiff_t ox = 0; ox < lo_x; ox++)
             yr[ox] = mnn_dw3x3_clamp(mnn_dw3x3_edge(rows, W, k, b, ox * sw - pl), lo, hi);
         mnn_dw3x3_interior(rows, k, b, yr, lo_x, hi_x, sw, pl, lo, hi);

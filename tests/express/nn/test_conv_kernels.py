@@ -52,6 +52,8 @@ DW_CASES = [
     (1, 2, 2, 2, (1, 1), (2, 2, 2, 2), 1),        # image smaller than the kernel
     (1, 2, 10, 11, (4, 4), (1, 1, 1, 1), 1),      # stride larger than the kernel
     (1, 1, 3, 64, (1, 1), (0, 0, 0, 0), 1),       # no edge columns at all
+    (2, 3, 5, 32, (1, 1), (1, 1, 1, 1), 1),       # 32 wide: masked whole-row path
+    (1, 2, 6, 30, (1, 1), (0, 2, 1, 0), 3),       # masked path, asymmetric pads, M = 3
 ]
 
 
