@@ -380,16 +380,27 @@ def _bpi_compute(arrays, input_hw, strides, pads, dilations, group, padding_mode
     w2 = w.reshape(o, rows)
     dy3 = dy.reshape(n, o, p)
     # Images side by side: cols (C*KH*KW, images*P) = W^T @ dy (O, images*P), one GEMM
-    # per group and chunk, then one col2im over the chunk.
+    # per group and chunk, then one col2im over the chunk. float32: W^T packed once per
+    # call for our GEMM (same shape rule as the forward).
     step = _images_per_chunk(n, c * kh * kw * p)
+    packed_t = None
+    if _use_sgemm(dy.dtype, og, min(n, step) * p):
+        packed_t = tuple(_sgemm_k.pack_weight(np.ascontiguousarray(w2[g * og:(g + 1) * og].T))
+                         for g in range(group))
+        zero_bias = np.zeros(rows, np.float32)
     for i0 in range(0, n, step):
         i1 = min(n, i0 + step)
         dy_t = nc.scratch("conv_dy_t", (o, (i1 - i0) * p), dy.dtype)
         dy_t.reshape(o, i1 - i0, p)[...] = dy3[i0:i1].transpose(1, 0, 2)
         cols = nc.scratch("im2col", (c * kh * kw, (i1 - i0) * p), dy.dtype)
         for g in range(group):
-            _gemm_k.gemm_split(w2[g * og:(g + 1) * og], dy_t[g * og:(g + 1) * og],
-                               cols[g * rows:(g + 1) * rows], True, False, 1.0, 0.0, nt)
+            if packed_t is not None:
+                _sgemm_k.gemm_packed(packed_t[g], rows, dy_t[g * og:(g + 1) * og],
+                                     cols[g * rows:(g + 1) * rows], zero_bias, -np.inf,
+                                     np.inf, nt)
+            else:
+                _gemm_k.gemm_split(w2[g * og:(g + 1) * og], dy_t[g * og:(g + 1) * og],
+                                   cols[g * rows:(g + 1) * rows], True, False, 1.0, 0.0, nt)
         _conv_k.col2im_batch(cols, dx[i0:i1], kh, kw, oh, ow, strides[0], strides[1],
                              pads[0], pads[1], dilations[0], dilations[1], nt)
     return dx
