@@ -503,7 +503,7 @@ def instance_norm(ctx, input, scale, B, epsilon=1e-5):
 
 @onnx_op("LayerNormalization", since=17)
 def layer_norm(ctx, X, Scale, B=None, axis=-1, epsilon=1e-5, stash_type=1):
-    shape = _shape(ctx, X)
+    shape = ctx.partial_shape(X) or _shape(ctx, X)  # only the rank is used
     rank = len(shape)
     axis = axis % rank
     axes = list(range(axis, rank))
@@ -587,7 +587,7 @@ def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):
 def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):
     if size is None:
         raise ctx.error("attribute 'size' is required")
-    shape = ctx.partial_shape(X) or _shape(ctx, X)  # only the rank is used
+    shape = _shape(ctx, X)
     c = shape[1]
     # Sum of squares over a window of channels [c - (size-1)//2, c + size//2]: a banded
     # matrix product over the channel axis.
