@@ -1,15 +1,21 @@
-"""ONNX RNN, GRU and LSTM, unrolled over the (static) sequence length into express ops.
+"""ONNX RNN, GRU and LSTM as express ops.
 
 Per direction the input projection of every step is one matmul; each step then adds the
 recurrent projection and applies the gate equations of the ONNX spec. Gate order in the
 weights: LSTM ``i, o, f, c``; GRU ``z, r, h``; RNN one gate. ``sequence_lens`` (also given
 at run time) masks each batch entry's steps past its length.
+
+A sequence length known at conversion time is unrolled into one cell per step. One only
+run time knows (a model exported with a dynamic sequence axis) becomes a ``loop`` (MNN's
+``While``) whose body is one cell, reading step ``t`` of the projection with a gather; the
+batch may be dynamic in both forms (states start as zeros shaped like the input's steps).
 """
 import builtins
 
 import numpy as np
 
 import mnn.express as F
+from mnn.express.ops.control_flow import Subgraph, loop
 
 from .common import same_dtype_const
 from .registry import onnx_op
@@ -63,16 +69,9 @@ def _columns(x, start, size):
     return x[..., builtins.slice(start, start + size)]
 
 
-def _gates(x, count):
-    """``count`` equal parts of the last axis (one split op)."""
-    return F.split(x, [count], -1) if count > 1 else [x]
-
-
-def _steps(proj, seq):
-    """The per-step (batch, width) slices of a (seq, batch, width) tensor."""
-    shape = proj.shape
-    parts = F.split(proj, [seq], 0) if seq > 1 else [proj]
-    return [F.reshape(p, shape[1:]) for p in parts]
+def _gates(x, count, hidden):
+    """``count`` parts of ``hidden`` columns each of the last axis."""
+    return [_columns(x, k * hidden, hidden) for k in range(count)]
 
 
 def _direction_count(ctx, direction):
@@ -82,49 +81,63 @@ def _direction_count(ctx, direction):
     return 2 if direction == "bidirectional" else 1
 
 
-def _prepare(ctx, X, sequence_lens, layout):
-    shape = ctx.known_shape(X)
+def _prepare(ctx, X, layout):
+    """``(X, seq)`` with X in (seq, batch, input) layout; ``seq`` an int when known at
+    conversion time, else None (only the rank must be known)."""
+    shape = ctx.partial_shape(X)
     if shape is None or len(shape) != 3:
-        raise ctx.error("the input must be 3-D with a shape known at conversion time")
+        raise ctx.error(f"the input must be 3-D, got shape {shape}")
     if layout:
         X = F.transpose(X, [1, 0, 2])
         shape = [shape[1], shape[0], shape[2]]
-    return X, shape
+    return X, (shape[0] if shape[0] >= 0 else None)
 
 
-def _step_masks(ctx, sequence_lens, seq, batch):
-    """Per step t, a (batch, 1) bool Var ``t < sequence_lens`` (None: every step counts).
+def _hidden_size(ctx, hidden_size, R):
+    if hidden_size:
+        return int(hidden_size)
+    shape = ctx.partial_shape(R)
+    if shape is None or len(shape) != 3 or shape[2] < 0:
+        raise ctx.error("hidden_size is not given and R's shape is not known")
+    return shape[2]
 
-    A batch entry past its length keeps its state and outputs zeros; in the reverse
-    direction the same rule makes each entry start from its own last element (ONNX)."""
+
+def _lens_column(sequence_lens):
+    """``sequence_lens`` as a (batch, 1) int64 Var (a dynamic batch stays dynamic)."""
+    return F.reshape(F.cast(sequence_lens, np.int64), [-1, 1])
+
+
+def _uses_lens(ctx, sequence_lens, seq):
     if sequence_lens is None:
-        return None
+        return False
     lens = ctx.value(sequence_lens)
-    if lens is not None and np.all(np.asarray(lens) == seq):
-        return None
-    col = F.reshape(F.cast(sequence_lens, np.int64), [batch, 1])
-    return [F.less(F.const(np.array(t, np.int64)), col) for t in range(seq)]
+    return not (lens is not None and seq is not None and np.all(np.asarray(lens) == seq))
 
 
-def _masked(masks, t, new, old):
-    return new if masks is None else F.select(masks[t], new, old)
+def _first_step(proj):
+    """Step 0 of a (seq, batch, width) tensor: (batch, width)."""
+    return F.gather(proj, F.const(np.array(0, np.int64)), 0)
 
 
-def _output(masks, t, h):
-    return h if masks is None else F.select(masks[t], h, F.zeros_like(h))
-
-
-def _initial(state, d, batch, hidden, like):
+def _initial(state, d, hidden, proj):
+    """Direction ``d``'s initial state (batch, hidden); zeros when not given, shaped from
+    the projection so a dynamic batch stays dynamic."""
     if state is None:
-        return F.const(np.zeros((batch, hidden), dtype=like.dtype))
-    return F.reshape(state[d], [batch, hidden])
+        return F.zeros_like(_columns(_first_step(proj), 0, hidden))
+    return F.reshape(state[d], [-1, hidden])
 
 
-def _finish(ctx, per_dir_steps, finals, layout):
-    """Y (seq, dirs, batch, hidden) and the final states (dirs, batch, hidden)."""
-    ys = [F.stack(steps, 0) for steps in per_dir_steps]  # each (seq, batch, hidden)
-    y = F.stack(ys, 1)
-    outs = [y] + [F.stack(list(states), 0) for states in finals]
+def _stack(values, axis):
+    """``stack`` for Vars whose dynamic dims are known only as partial shapes (which
+    stack would read): unsqueeze each, then concat."""
+    return F.concat([F.unsqueeze(v, [axis]) for v in values], axis)
+
+
+def _finish(ctx, ys, finals, layout):
+    """Y (seq, dirs, batch, hidden) and the final states (dirs, batch, hidden), from each
+    direction's (seq, batch, hidden) outputs."""
+    y = _stack(ys, 1)
+    outs = [y] + [_stack(list(states), 0) for states in finals]
     if layout:
         outs[0] = F.transpose(y, [2, 0, 1, 3])
         outs[1:] = [F.transpose(s, [1, 0, 2]) for s in outs[1:]]
@@ -148,49 +161,140 @@ def _projections(X, W, B, d, gates, hidden):
     return proj
 
 
+def _masked_step(cell, xp, states, params, mask):
+    """One cell step; past a batch entry's length (``mask`` false) its states are kept
+    and its output is zero."""
+    out, new = cell(xp, states, params)
+    if mask is None:
+        return out, new
+    return (F.select(mask, out, F.zeros_like(out)),
+            [F.select(mask, n, o) for n, o in zip(new, states)])
+
+
+def _direction(ctx, cell, proj, states, params, seq, lens, reverse, tag):
+    """Run one direction over a (seq, batch, width) projection.
+
+    Returns ``(Y, final states)`` with Y (seq, batch, hidden) in sequence order."""
+    if seq is not None:
+        return _unrolled(cell, proj, states, params, seq, lens, reverse)
+    return _looped(ctx, cell, proj, states, params, lens, reverse, tag)
+
+
+def _unrolled(cell, proj, states, params, seq, lens, reverse):
+    parts = F.split(proj, [seq], 0) if seq > 1 else [proj]
+    x_steps = [F.squeeze(p, [0]) for p in parts]
+    outs = [None] * seq
+    for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
+        mask = None if lens is None else F.less(F.const(np.array(t, np.int64)), lens)
+        outs[t], states = _masked_step(cell, x_steps[t], states, params, mask)
+    return _stack(outs, 0), states
+
+
+def _placeholder_like(ctx, var):
+    """A subgraph input standing for ``var`` (its dynamic dims left dynamic)."""
+    return F.placeholder(list(ctx.partial_shape(var)), F.NCHW, var.dtype)
+
+
+def _looped(ctx, cell, proj, states, params, lens, reverse, tag):
+    """The recurrence as a ``loop`` over the run-time sequence length: the body takes the
+    states, the projection, the lengths and the weights (passed through unchanged) and
+    emits one step's output as the loop's scan output."""
+    carried = list(states) + [proj] + ([lens] if lens is not None else []) + list(params)
+    it = F.placeholder([], F.NCHW, np.int64)
+    go = F.placeholder([], F.NCHW, np.bool_)
+    phs = [_placeholder_like(ctx, v) for v in carried]
+    n = len(states)
+    state_ph, proj_ph = phs[:n], phs[n]
+    lens_ph = phs[n + 1] if lens is not None else None
+    param_ph = phs[n + 1 + (lens is not None):]
+    t = it
+    if reverse:
+        length = F.cast(F.gather(F.shape(proj_ph), F.const(np.array(0, np.int64)), 0),
+                        np.int64)
+        t = F.subtract(F.subtract(length, F.const(np.array(1, np.int64))), it)
+    mask = None if lens_ph is None else F.less(t, lens_ph)
+    out, new = _masked_step(cell, F.gather(proj_ph, t, 0), state_ph, param_ph, mask)
+    graph = Subgraph([it, go] + phs, [go] + new + phs[n:] + [out], name=f"{ctx.name}_{tag}")
+    steps = F.cast(F.gather(F.shape(proj), F.const(np.array(0, np.int64)), 0), np.int64)
+    results = loop(steps, F.const(np.array(True)), graph, carried)
+    # The scan output's shape is only known once the loop ran: give it its rank and
+    # hidden size back from the projection's run-time (seq, batch) dims.
+    hidden = ctx.partial_shape(states[0])[-1]
+    dims = F.cast(F.onnx_slice(F.shape(proj), F.const(np.array([0], np.int64)),
+                               F.const(np.array([2], np.int64))), np.int64)
+    y = F.onnx_reshape(results[-1], F.concat([dims, F.const(np.array([hidden], np.int64))],
+                                             0))
+    if reverse:
+        big = np.iinfo(np.int64).max
+        y = F.onnx_slice(y, F.const(np.array([-1], np.int64)),
+                         F.const(np.array([-big], np.int64)),
+                         F.const(np.array([0], np.int64)), F.const(np.array([-1], np.int64)))
+    return y, [F.reshape(s, [-1, hidden]) for s in results[:n]]
+
+
+def _lstm_cell(fns, clip, input_forget, hidden):
+    f_gate, g_act, h_act = fns
+
+    def cell(xp, states, params):
+        h, c = states
+        r_t, peep = params[0], (params[1] if len(params) > 1 else None)
+        gi, go, gf, gc = _gates(F.add(xp, F.matmul(h, r_t)), 4, hidden)
+        if peep is not None:
+            gi = F.add(gi, F.multiply(_columns(peep, 0, hidden), c))
+            gf = F.add(gf, F.multiply(_columns(peep, 2 * hidden, hidden), c))
+        i = f_gate(_clip(gi, clip))
+        f = F.subtract(same_dtype_const(1, i), i) if input_forget else \
+            f_gate(_clip(gf, clip))
+        c_new = F.add(F.multiply(f, c), F.multiply(i, g_act(_clip(gc, clip))))
+        if peep is not None:
+            go = F.add(go, F.multiply(_columns(peep, hidden, hidden), c_new))
+        h_new = F.multiply(f_gate(_clip(go, clip)), h_act(c_new))
+        return h_new, [h_new, c_new]
+    return cell
+
+
 @onnx_op("LSTM", since=7)
 def lstm(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None,
          P=None, activation_alpha=None, activation_beta=None, activations=None, clip=None,
          direction="forward", hidden_size=None, input_forget=0, layout=0):
     dirs = _direction_count(ctx, direction)
-    X, (seq, batch, _) = _prepare(ctx, X, sequence_lens, layout)
-    masks = _step_masks(ctx, sequence_lens, seq, batch)
-    hidden = hidden_size or ctx.known_shape(R)[2]
+    X, seq = _prepare(ctx, X, layout)
+    lens = _lens_column(sequence_lens) if _uses_lens(ctx, sequence_lens, seq) else None
+    hidden = _hidden_size(ctx, hidden_size, R)
     fns = _activation_fns(ctx, activations, activation_alpha, activation_beta,
                           ["Sigmoid", "Tanh", "Tanh"], dirs)
-    steps_all, finals_h, finals_c = [], [], []
+    ys, finals_h, finals_c = [], [], []
     for d in range(dirs):
-        f_gate, g_act, h_act = fns[3 * d:3 * d + 3]
+        cell = _lstm_cell(fns[3 * d:3 * d + 3], clip, input_forget, hidden)
         proj = _projections(X, W, B, d, 4, hidden)
-        r_t = F.transpose(R[d], [1, 0])
-        h = _initial(initial_h, d, batch, hidden, X)
-        c = _initial(initial_c, d, batch, hidden, X)
-        peep = P[d] if P is not None else None
+        params = [F.transpose(R[d], [1, 0])] + ([P[d]] if P is not None else [])
+        states = [_initial(initial_h, d, hidden, proj), _initial(initial_c, d, hidden, proj)]
         reverse = direction == "reverse" or d == 1
-        order = range(seq - 1, -1, -1) if reverse else range(seq)
-        steps = [None] * seq
-        x_steps = _steps(proj, seq)
-        for t in order:
-            gates = F.add(x_steps[t], F.matmul(h, r_t))
-            gi, go, gf, gc = _gates(gates, 4)
-            if peep is not None:
-                gi = F.add(gi, F.multiply(_columns(peep, 0, hidden), c))
-                gf = F.add(gf, F.multiply(_columns(peep, 2 * hidden, hidden), c))
-            i = f_gate(_clip(gi, clip))
-            f = F.subtract(same_dtype_const(1, i), i) if input_forget else \
-                f_gate(_clip(gf, clip))
-            cand = g_act(_clip(gc, clip))
-            c_new = F.add(F.multiply(f, c), F.multiply(i, cand))
-            if peep is not None:
-                go = F.add(go, F.multiply(_columns(peep, hidden, hidden), c_new))
-            o = f_gate(_clip(go, clip))
-            h_new = F.multiply(o, h_act(c_new))
-            steps[t] = _output(masks, t, h_new)
-            h, c = _masked(masks, t, h_new, h), _masked(masks, t, c_new, c)
-        steps_all.append(steps)
+        y, (h, c) = _direction(ctx, cell, proj, states, params, seq, lens, reverse, f"d{d}")
+        ys.append(y)
         finals_h.append(h)
         finals_c.append(c)
-    return _finish(ctx, steps_all, [finals_h, finals_c], layout)
+    return _finish(ctx, ys, [finals_h, finals_c], layout)
+
+
+def _gru_cell(fns, clip, hidden, linear_before_reset):
+    f_gate, g_act = fns
+
+    def cell(xp, states, params):
+        (h,), (rz_t, rh_t, rb) = states, params
+        xp_zr, xp_h = _columns(xp, 0, 2 * hidden), _columns(xp, 2 * hidden, hidden)
+        zr = F.add(F.add(xp_zr, F.matmul(h, rz_t)), _columns(rb, 0, 2 * hidden))
+        z, rr = (f_gate(g) for g in _gates(_clip(zr, clip), 2, hidden))
+        rbh = _columns(rb, 2 * hidden, hidden)
+        if linear_before_reset:
+            rec = F.multiply(rr, F.add(F.matmul(h, rh_t), rbh))
+        else:
+            rec = F.add(F.matmul(F.multiply(rr, h), rh_t), rbh)
+        cand = g_act(_clip(F.add(xp_h, rec), clip))
+        h_new = F.add(F.multiply(F.subtract(same_dtype_const(1, z), z), cand),
+                      F.multiply(z, h))
+        return h_new, [h_new]
+    return cell
 
 
 @onnx_op("GRU", since=7)
@@ -198,16 +302,14 @@ def gru(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
         activation_alpha=None, activation_beta=None, activations=None, clip=None,
         direction="forward", hidden_size=None, layout=0, linear_before_reset=0):
     dirs = _direction_count(ctx, direction)
-    X, (seq, batch, _) = _prepare(ctx, X, sequence_lens, layout)
-    masks = _step_masks(ctx, sequence_lens, seq, batch)
-    hidden = hidden_size or ctx.known_shape(R)[2]
+    X, seq = _prepare(ctx, X, layout)
+    lens = _lens_column(sequence_lens) if _uses_lens(ctx, sequence_lens, seq) else None
+    hidden = _hidden_size(ctx, hidden_size, R)
     fns = _activation_fns(ctx, activations, activation_alpha, activation_beta,
                           ["Sigmoid", "Tanh"], dirs)
-    steps_all, finals = [], []
+    ys, finals = [], []
     for d in range(dirs):
-        f_gate, g_act = fns[2 * d:2 * d + 2]
-        w = W[d]
-        x_proj = F.matmul(X, w, False, True)  # (seq, batch, 3h)
+        cell = _gru_cell(fns[2 * d:2 * d + 2], clip, hidden, linear_before_reset)
         r = R[d]
         rz_t = F.transpose(r[builtins.slice(0, 2 * hidden)], [1, 0])
         rh_t = F.transpose(r[builtins.slice(2 * hidden, 3 * hidden)], [1, 0])
@@ -215,28 +317,14 @@ def gru(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
             wb, rb = _columns(B[d], 0, 3 * hidden), _columns(B[d], 3 * hidden, 3 * hidden)
         else:
             wb = rb = F.const(np.zeros(3 * hidden, dtype=X.dtype))
-        h = _initial(initial_h, d, batch, hidden, X)
+        proj = F.add(F.matmul(X, W[d], False, True), wb)  # (seq, batch, 3h)
+        states = [_initial(initial_h, d, hidden, proj)]
         reverse = direction == "reverse" or d == 1
-        order = range(seq - 1, -1, -1) if reverse else range(seq)
-        steps = [None] * seq
-        x_steps = _steps(F.add(x_proj, wb), seq)
-        for t in order:
-            xp_zr, xp_h = F.split(x_steps[t], [2 * hidden, hidden], -1)
-            zr = F.add(F.add(xp_zr, F.matmul(h, rz_t)), _columns(rb, 0, 2 * hidden))
-            z, rr = (f_gate(g) for g in _gates(_clip(zr, clip), 2))
-            rbh = _columns(rb, 2 * hidden, hidden)
-            if linear_before_reset:
-                rec = F.multiply(rr, F.add(F.matmul(h, rh_t), rbh))
-            else:
-                rec = F.add(F.matmul(F.multiply(rr, h), rh_t), rbh)
-            cand = g_act(_clip(F.add(xp_h, rec), clip))
-            h_new = F.add(F.multiply(F.subtract(same_dtype_const(1, z), z), cand),
-                          F.multiply(z, h))
-            steps[t] = _output(masks, t, h_new)
-            h = _masked(masks, t, h_new, h)
-        steps_all.append(steps)
+        y, (h,) = _direction(ctx, cell, proj, states, [rz_t, rh_t, rb], seq, lens, reverse,
+                             f"d{d}")
+        ys.append(y)
         finals.append(h)
-    return _finish(ctx, steps_all, [finals], layout)
+    return _finish(ctx, ys, [finals], layout)
 
 
 @onnx_op("RNN", since=7)
@@ -244,24 +332,21 @@ def rnn(ctx, X, W, R, B=None, sequence_lens=None, initial_h=None,
         activation_alpha=None, activation_beta=None, activations=None, clip=None,
         direction="forward", hidden_size=None, layout=0):
     dirs = _direction_count(ctx, direction)
-    X, (seq, batch, _) = _prepare(ctx, X, sequence_lens, layout)
-    masks = _step_masks(ctx, sequence_lens, seq, batch)
-    hidden = hidden_size or ctx.known_shape(R)[2]
+    X, seq = _prepare(ctx, X, layout)
+    lens = _lens_column(sequence_lens) if _uses_lens(ctx, sequence_lens, seq) else None
+    hidden = _hidden_size(ctx, hidden_size, R)
     fns = _activation_fns(ctx, activations, activation_alpha, activation_beta, ["Tanh"],
                           dirs)
-    steps_all, finals = [], []
+    ys, finals = [], []
     for d in range(dirs):
+        def cell(xp, states, params, act=fns[d]):
+            h_new = act(_clip(F.add(xp, F.matmul(states[0], params[0])), clip))
+            return h_new, [h_new]
         proj = _projections(X, W, B, d, 1, hidden)
-        r_t = F.transpose(R[d], [1, 0])
-        h = _initial(initial_h, d, batch, hidden, X)
+        states = [_initial(initial_h, d, hidden, proj)]
         reverse = direction == "reverse" or d == 1
-        order = range(seq - 1, -1, -1) if reverse else range(seq)
-        steps = [None] * seq
-        x_steps = _steps(proj, seq)
-        for t in order:
-            h_new = fns[d](_clip(F.add(x_steps[t], F.matmul(h, r_t)), clip))
-            steps[t] = _output(masks, t, h_new)
-            h = _masked(masks, t, h_new, h)
-        steps_all.append(steps)
+        y, (h,) = _direction(ctx, cell, proj, states, [F.transpose(R[d], [1, 0])], seq,
+                             lens, reverse, f"d{d}")
+        ys.append(y)
         finals.append(h)
-    return _finish(ctx, steps_all, [finals], layout)
+    return _finish(ctx, ys, [finals], layout)
