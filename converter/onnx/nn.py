@@ -3,7 +3,9 @@
 ONNX lists spatial attributes height first (``strides [sh, sw]``, ``pads [top, left,
 bottom, right]``); MNN's conv2d/pool functions take pairs width first (``(x, y)``) and
 four pads in ONNX's order. ``auto_pad`` SAME_UPPER/SAME_LOWER/VALID are resolved to
-explicit pads here from the static input shape.
+explicit pads here from the static input shape; when the spatial dims are only known at run
+time, 1-d/2-d SAME_UPPER becomes the ops' ``SAME`` padding mode (the same rule, worked out
+from the actual size when the op runs), while SAME_LOWER still needs static shapes.
 """
 import numpy as np
 
@@ -51,6 +53,22 @@ def _resolve_pads(ctx, in_hw, kernel, strides, dilations, pads, auto_pad):
     return begin + end
 
 
+def _geometry_shape(ctx, X, auto_pad, runtime_same_ok=True):
+    """``(shape, runtime_same)``: what the op needs of X's shape, and whether SAME_UPPER
+    padding is left to run time (the ops' SAME mode) because a spatial dim is dynamic.
+
+    Explicit pads need only the rank, so dynamic dims stay dynamic; SAME_UPPER with a
+    dynamic spatial dim of a 1-d or 2-d op needs only the rank too."""
+    partial = ctx.partial_shape(X)
+    if auto_pad in ("NOTSET", "VALID", "", None) and partial is not None:
+        return partial, False
+    if runtime_same_ok and auto_pad == "SAME_UPPER" and partial is not None and \
+            len(partial) in (3, 4) and \
+            any(d < 0 for d in partial[2:]):
+        return partial, True
+    return _shape(ctx, X), False
+
+
 def _to_2d(ctx, x, w=None):
     """1-D ops run as 2-D ops of height 1: (N, C, L) -> (N, C, 1, L)."""
     x = F.unsqueeze(x, [2])
@@ -70,9 +88,7 @@ def _lift_pads_1d(pads):
 @onnx_op("Conv", since=1)
 def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
          kernel_shape=None, pads=None, strides=None):
-    # Explicit pads need only the input's rank: dynamic dims stay dynamic.
-    xs = ctx.partial_shape(X) if auto_pad in ("NOTSET", "VALID", "", None) else None
-    xs = xs if xs is not None else _shape(ctx, X)
+    xs, runtime_same = _geometry_shape(ctx, X, auto_pad)
     ws = _shape(ctx, W, "weight")
     n = len(xs) - 2
     if n not in (1, 2, 3):
@@ -80,7 +96,11 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
     kernel = ws[2:]
     strides = _spatial(ctx, strides, n, 1, "strides")
     dilations = _spatial(ctx, dilations, n, 1, "dilations")
-    pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations, pads, auto_pad)
+    if runtime_same:
+        pads, mode = [0] * (2 * n), Padding_Mode.SAME
+    else:
+        pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations, pads, auto_pad)
+        mode = Padding_Mode.VALID
     if n == 3:
         return _conv3d(X, W, B, strides, pads, dilations, group)
     if n == 1:
@@ -88,8 +108,7 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
         strides, dilations = _lift_1d(strides, 1), _lift_1d(dilations, 1)
         pads = _lift_pads_1d(pads)
     y = F.conv2d(X, W, B, stride=(strides[1], strides[0]), padding=tuple(pads),
-                 dilate=(dilations[1], dilations[0]), group=int(group),
-                 padding_mode=Padding_Mode.VALID)
+                 dilate=(dilations[1], dilations[0]), group=int(group), padding_mode=mode)
     return F.squeeze(y, [2]) if n == 1 else y
 
 
@@ -97,6 +116,7 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
 def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
                    kernel_shape=None, output_padding=None, output_shape=None, pads=None,
                    strides=None):
+    # conv2d_transpose fixes its output size when built: the input shape must be static.
     xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
     n = len(xs) - 2
     if n not in (1, 2, 3):
@@ -177,12 +197,11 @@ def _pad_bottom_right(ctx, y, out_pad, bias):
     return y
 
 
-def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations):
+def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
+               runtime_same_ok=True):
     """``(X, n, geometry)``: X lifted to 2-D when 1-D, n the ONNX spatial rank, geometry
     lists in ONNX order (height first; pads begins then ends) for 2 or 3 axes."""
-    # Explicit pads need only the input's rank: dynamic dims stay dynamic.
-    xs = ctx.partial_shape(X) if auto_pad in ("NOTSET", "VALID", "", None) else None
-    xs = xs if xs is not None else _shape(ctx, X)
+    xs, runtime_same = _geometry_shape(ctx, X, auto_pad, runtime_same_ok)
     n = len(xs) - 2
     if n not in (1, 2, 3):
         raise ctx.error(f"{n}-d pooling is not supported (1-d, 2-d and 3-d are)")
@@ -191,19 +210,23 @@ def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations):
     kernel = _spatial(ctx, kernel_shape, n, 1, "kernel_shape")
     strides = _spatial(ctx, strides, n, 1, "strides")
     dil = _spatial(ctx, dilations, n, 1, "dilations")
-    pads = _resolve_pads(ctx, xs[2:], kernel, strides, dil, pads, auto_pad)
+    if runtime_same:
+        pads = [0] * (2 * n)
+    else:
+        pads = _resolve_pads(ctx, xs[2:], kernel, strides, dil, pads, auto_pad)
     if n == 1:
         X, _ = _to_2d(ctx, X)
         kernel, strides, dil = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_1d(dil, 1)
         pads = _lift_pads_1d(pads)
-    return X, n, dict(kernel=kernel, strides=strides, pads=pads, dilations=dil)
+    mode = Padding_Mode.SAME if runtime_same else Padding_Mode.VALID
+    return X, n, dict(kernel=kernel, strides=strides, pads=pads, dilations=dil, mode=mode)
 
 
 def _mnn_pool_args(g):
     """MNN's 2-D pooling arguments (pairs width first) from ONNX-order geometry."""
     k, s, d = g["kernel"], g["strides"], g["dilations"]
     return dict(kernel=(k[1], k[0]), stride=(s[1], s[0]), dilation=(d[1], d[0]),
-                padding_mode=Padding_Mode.VALID, pads=tuple(g["pads"]))
+                padding_mode=g["mode"], pads=tuple(g["pads"]))
 
 
 def _torch_pool_args(g):
@@ -260,7 +283,10 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
 @onnx_op("AveragePool", since=1)
 def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
-    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    # The real wheel's SAME average pooling does not count padding as ONNX's
+    # count_include_pad does: those pads are resolved from a static shape.
+    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
+                         runtime_same_ok=not count_include_pad)
     if n == 3:
         return F.avg_pool3d(X, ceil_mode=bool(ceil_mode),
                             count_include_pad=bool(count_include_pad), **_torch_pool_args(g))
@@ -317,8 +343,11 @@ def leaky_relu(ctx, X, alpha=0.01):
 
 @onnx_op("PRelu", since=7)
 def prelu(ctx, X, slope):
-    shape, sshape = _shape(ctx, X), _shape(ctx, slope, "slope")
-    if len(shape) >= 2 and int(np.prod(sshape)) in (1, shape[1]) and \
+    # The rank and a static channel count are all the per-channel form needs.
+    shape = ctx.partial_shape(X) or _shape(ctx, X)
+    sshape = _shape(ctx, slope, "slope")
+    if len(shape) >= 2 and (int(np.prod(sshape)) == 1 or
+                            0 <= shape[1] == int(np.prod(sshape))) and \
             all(d == 1 for i, d in enumerate(sshape) if len(sshape) - i != len(shape) - 1):
         return F.prelu(X, F.reshape(slope, [-1]))
     # General broadcast slope: x if x > 0 else slope * x.
@@ -463,7 +492,7 @@ def _moments(x, axes):
 @onnx_op("BatchNormalization", since=7)
 def batch_norm(ctx, X, scale, B, input_mean, input_var, epsilon=1e-5, momentum=0.9,
                training_mode=0, spatial=1):
-    rank = len(_shape(ctx, X))
+    rank = len(ctx.partial_shape(X) or _shape(ctx, X))  # only the rank is used
     if training_mode:
         return _batch_norm_training(X, scale, B, input_mean, input_var, epsilon, momentum,
                                     rank)
@@ -494,7 +523,7 @@ def _batch_norm_training(X, scale, B, running_mean, running_var, epsilon, moment
 
 @onnx_op("InstanceNormalization", since=6)
 def instance_norm(ctx, input, scale, B, epsilon=1e-5):
-    rank = len(_shape(ctx, input))
+    rank = len(ctx.partial_shape(input) or _shape(ctx, input))  # only the rank is used
     centred, var = _moments(input, list(range(2, rank)))
     bshape = [1, -1] + [1] * (rank - 2)
     y = F.multiply(centred, F.rsqrt(F.add(var, same_dtype_const(epsilon, var))))
@@ -587,7 +616,10 @@ def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):
 def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):
     if size is None:
         raise ctx.error("attribute 'size' is required")
-    shape = _shape(ctx, X)
+    # Only the rank and the channel count (the band matrix's size) must be static.
+    shape = ctx.partial_shape(X) or _shape(ctx, X)
+    if len(shape) < 2 or shape[1] < 0:
+        shape = _shape(ctx, X)
     c = shape[1]
     # Sum of squares over a window of channels [c - (size-1)//2, c + size//2]: a banded
     # matrix product over the channel axis.

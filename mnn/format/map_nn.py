@@ -438,9 +438,11 @@ def _encode_prelu(ctx, expr):
     if slope is None:
         ctx.fail(expr, "MNN's PReLU needs a constant slope")
     slope = np.asarray(slope, np.float32).reshape(-1)
-    ctx.emit(
-        expr, "PReLU", "PRelu", {"slopeCount": int(slope.size), "slope": slope}, expr.inputs[:1]
-    )
+    # MNN's PReLU kernel reads channel-packed (NC4HW4) tensors, as its converter feeds it.
+    src = ctx.to_nc4hw4(expr.inputs[0])
+    out = ctx.emit(expr, "PReLU", "PRelu", {"slopeCount": int(slope.size), "slope": slope},
+                   [src], outputs=[ctx.new_tensor(expr.outputs[0].name + "__c4")])
+    ctx.from_nc4hw4(expr, out[0])
 
 
 @decoder("ELU")

@@ -1,0 +1,108 @@
+"""Single-op models with dynamic N/H/W (symbolic dims) convert without
+--inputConfigFile: the .mnn file is written (a node left to run time has no MNN op and
+fails the write), and our loader and the real MNN wheel run it at two input sizes,
+matching onnxruntime. Conv/pooling with auto_pad SAME_UPPER use the ops' SAME mode."""
+import contextlib
+import io
+import os
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ort_oracle import run_ort
+from converter.cli import main as mnnconvert
+from converter.onnx import load_onnx
+from mnn import nn as mnn_nn
+import mnn.expr as F
+
+C = 4
+_RNG = np.random.default_rng(3)
+
+
+def _w(*shape, scale=0.5):
+    return (_RNG.normal(size=shape) * scale).astype(np.float32)
+
+
+# name -> (op, attributes, initializers after x, x dims, the shapes run)
+_NCHW = ["N", C, "H", "W"]
+_SIZES_4D = [(1, C, 9, 12), (2, C, 16, 7)]
+CASES = {
+    "prelu_channel": ("PRelu", {}, [_w(C, 1, 1)], _NCHW, _SIZES_4D),
+    "prelu_broadcast": ("PRelu", {}, [_w(1, 1, 1)], _NCHW, _SIZES_4D),
+    "prelu_2d": ("PRelu", {}, [_w(C)], ["N", C], [(1, C), (5, C)]),
+    "instance_norm": ("InstanceNormalization", {}, [_w(C), _w(C)], _NCHW, _SIZES_4D),
+    "batch_norm": ("BatchNormalization", {},
+                   [_w(C), _w(C), _w(C), np.abs(_w(C)) + 0.5], _NCHW, _SIZES_4D),
+    "lrn": ("LRN", dict(size=3, alpha=1e-2, beta=0.75, bias=1.5), [], _NCHW, _SIZES_4D),
+    "mvn": ("MeanVarianceNormalization", {}, [], _NCHW, _SIZES_4D),
+    "conv_same_upper": ("Conv", dict(auto_pad="SAME_UPPER", strides=[2, 3]),
+                        [_w(5, C, 3, 4), _w(5)], _NCHW, _SIZES_4D),
+    "conv1d_same_upper": ("Conv", dict(auto_pad="SAME_UPPER", strides=[2]),
+                          [_w(3, C, 4)], ["N", C, "L"], [(1, C, 9), (3, C, 14)]),
+    "max_pool_same_upper": ("MaxPool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 2],
+                                            strides=[2, 2]), [], _NCHW, _SIZES_4D),
+    "max_pool1d_same_upper": ("MaxPool", dict(auto_pad="SAME_UPPER", kernel_shape=[3],
+                                              strides=[2]), [], ["N", C, "L"],
+                              [(1, C, 9), (3, C, 14)]),
+    "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
+                                                strides=[2, 2]), [], _NCHW, _SIZES_4D),
+}
+
+
+def _model(name):
+    op, attrs, inits, dims, _ = CASES[name]
+    names = [f"i{k}" for k in range(len(inits))]
+    node = helper.make_node(op, ["x"] + names, ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(a, n) for a, n in zip(inits, names)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dynamic_dims_op(name, tmp_path):
+    MNN = pytest.importorskip("MNN")
+    model = _model(name)
+    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
+    with open(src, "wb") as fh:
+        fh.write(model.SerializeToString())
+    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                       "--bizCode", "test"]) == 0
+    graph = load_onnx(model)
+    ours = mnn_nn.load_module_from_file(dst, ["x"], ["y"])
+    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
+    rng = np.random.default_rng(0)
+    for shape in CASES[name][4]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        want = run_ort(model, {"x": x})["y"]
+        np.testing.assert_allclose(graph.run({"x": x})["y"], want, rtol=1e-4, atol=1e-5)
+        got = np.asarray(ours.forward(F.const(x)).read())
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        theirs = np.array(wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW)).read())
+        np.testing.assert_allclose(theirs, want, rtol=1e-4, atol=1e-5)
+
+
+def test_same_lower_still_needs_static_shapes(tmp_path):
+    """SAME_LOWER has no run-time padding mode: with dynamic H/W the conversion fails
+    naming --inputConfigFile, and converts and runs with the shapes given there."""
+    model = _model("conv_same_upper")
+    model.graph.node[0].attribute[0].s = b"SAME_LOWER"
+    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
+    with open(src, "wb") as fh:
+        fh.write(model.SerializeToString())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                             "--bizCode", "test"])
+    assert status != 0 and "inputConfigFile" in err.getvalue()
+    config = os.path.join(tmp_path, "input.txt")
+    with open(config, "w") as fh:
+        fh.write(f"input_names = x\ninput_dims = 2x{C}x16x7\n")
+    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                       "--bizCode", "test", "--inputConfigFile", config]) == 0
+    x = np.random.default_rng(0).standard_normal((2, C, 16, 7)).astype(np.float32)
+    got = np.asarray(mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
+                     .read())
+    np.testing.assert_allclose(got, run_ort(model, {"x": x})["y"], rtol=1e-4, atol=1e-5)
