@@ -14,6 +14,7 @@ from mnn.express.enums import Padding_Mode
 
 from .common import same_dtype_const
 from .registry import onnx_op
+from .tensor import flatten_2d
 
 
 def _shape(ctx, var, what="input"):
@@ -452,12 +453,18 @@ def _clip(ctx, x, lo, hi):
 
 def _coerced_2d(ctx, x, axis, fn):
     """Opsets before 13 flatten to 2-D at ``axis`` and normalize over the second part."""
-    shape = _shape(ctx, x)
+    shape = ctx.partial_shape(x) or _shape(ctx, x)
     rank = len(shape)
     axis = axis % rank if rank else 0
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    flat = F.reshape(x, [outer, -1])
-    return F.reshape(fn(flat, 1), shape)
+    y = fn(flatten_2d(x, shape, axis), 1)
+    return _reshape_like(y, x, shape)
+
+
+def _reshape_like(y, x, shape):
+    """``y`` reshaped to ``x``'s shape (read at run time when dynamic dims remain)."""
+    if all(d >= 0 for d in shape):
+        return F.reshape(y, list(shape))
+    return F.onnx_reshape(y, F.cast(F.shape(x), np.int64))
 
 
 @onnx_op("Softmax", since=1, until=13)
@@ -553,16 +560,19 @@ def layer_norm(ctx, X, Scale, B=None, axis=-1, epsilon=1e-5, stash_type=1):
 
 @onnx_op("GroupNormalization", since=18)
 def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1):
-    shape = _shape(ctx, X)
+    # The rank and the channel count must be static; other dims may be dynamic.
+    shape = ctx.partial_shape(X) or _shape(ctx, X)
+    if len(shape) < 2 or shape[1] < 0:
+        shape = _shape(ctx, X)
     if num_groups is None:
         raise ctx.error("attribute 'num_groups' is required")
-    n, c = shape[0], shape[1]
+    c = shape[1]
     if c % num_groups:
         raise ctx.error(f"{c} channels do not split into {num_groups} groups")
-    grouped = F.reshape(X, [n, num_groups, -1])
+    grouped = F.onnx_reshape(X, F.const(np.array([0, num_groups, -1], np.int64)))
     centred, var = _moments(grouped, [2])
     y = F.multiply(centred, F.rsqrt(F.add(var, same_dtype_const(epsilon, var))))
-    y = F.reshape(y, shape)
+    y = _reshape_like(y, X, shape)
     bshape = [1, c] + [1] * (len(shape) - 2)
     if ctx.opset.get("", 1) < 21:
         # Opset 18's scale and bias have one entry per group.

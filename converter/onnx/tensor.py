@@ -64,14 +64,28 @@ def transpose(ctx, data, perm=None):
 
 @onnx_op("Flatten", since=1)
 def flatten(ctx, x, axis=1):
-    shape = _shape(ctx, x)
+    shape = ctx.partial_shape(x) or _shape(ctx, x)
     rank = len(shape)
     if not -rank <= axis <= rank:
         raise ctx.error(f"axis {axis} is out of range for rank {rank}")
     axis = axis + rank if axis < 0 else axis
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis:], dtype=np.int64))
-    return F.reshape(x, [outer, inner])
+    return flatten_2d(x, shape, axis)
+
+
+def flatten_2d(x, shape, axis):
+    """``x`` as (prod(dims before axis), prod(the rest)), given what is known of its
+    ``shape``: sizes fixed at conversion time where one side is static, else read from
+    the run-time shape (dynamic dims on both sides)."""
+    outer, inner = shape[:axis], shape[axis:]
+    if all(d >= 0 for d in inner):
+        return F.reshape(x, [-1, int(np.prod(inner, dtype=np.int64))])
+    if all(d >= 0 for d in outer):
+        return F.reshape(x, [int(np.prod(outer, dtype=np.int64)), -1])
+    dims = F.cast(F.shape(x), np.int64)
+    head = F.onnx_slice(dims, F.const(np.array([0], np.int64)),
+                        F.const(np.array([axis], np.int64)))
+    return F.onnx_reshape(x, F.concat([F.reduce_prod(head, [0], True),
+                                       F.const(np.array([-1], np.int64))], 0))
 
 
 @onnx_op("Squeeze", since=1, until=13)
@@ -167,8 +181,11 @@ def _dynamic_split(ctx, x, split, axis):
 
 
 def _split(ctx, x, sizes, axis, num_outputs):
-    shape = _shape(ctx, x)
+    # Only the rank and the split axis's size must be static (other dims may be dynamic).
+    shape = ctx.partial_shape(x) or _shape(ctx, x)
     axis = _axis(ctx, axis, len(shape))
+    if shape[axis] < 0:
+        shape = _shape(ctx, x)
     n = num_outputs or len(ctx.node.output)
     dim = shape[axis]
     if sizes is None:
@@ -231,7 +248,11 @@ def shape(ctx, data, start=0, end=None):
 
 @onnx_op("Size", since=1)
 def size(ctx, data):
-    return F.const(np.array(int(np.prod(_shape(ctx, data), dtype=np.int64)), dtype=np.int64))
+    shape = ctx.known_shape(data)
+    if shape is None:
+        # Dynamic dims: the product of the shape read when the graph runs.
+        return F.reduce_prod(F.cast(F.shape(data), np.int64), [0], False)
+    return F.const(np.array(int(np.prod(shape, dtype=np.int64)), dtype=np.int64))
 
 
 @onnx_op("ConstantOfShape", since=9)

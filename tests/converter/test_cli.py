@@ -11,6 +11,8 @@ from onnx import TensorProto, helper
 from converter.cli import main
 from converter.onnx import UnsupportedOpsError, load_onnx
 from mnn.express.io import load_as_dict
+from mnn import nn as mnn_nn
+import mnn.expr as F
 
 X = np.random.default_rng(1).normal(size=(1, 3, 8, 8)).astype(np.float32)
 
@@ -173,11 +175,16 @@ def test_dynamic_batch_stays_dynamic(cnn_model, tmp_path, capsys):
         got = graph.run({"x": x})
         np.testing.assert_allclose(got["y"], want["y"], rtol=1e-4, atol=1e-5)
         np.testing.assert_array_equal(got["x_copy"], x)
-    # The .mnn writer needs the shapes: without them the command says how to give them.
+    # The .mnn file keeps the batch dynamic (Flatten reads only the static dims) and runs
+    # at any batch size; --inputConfigFile still fixes it.
     src = _save(model, tmp_path)
     assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel",
-                 str(tmp_path / "d.mnn")]) == 1
-    assert "--inputConfigFile" in capsys.readouterr().err
+                 str(tmp_path / "d.mnn")]) == 0
+    module = mnn_nn.load_module_from_file(str(tmp_path / "d.mnn"), ["x"], ["y"])
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).normal(size=(batch, 3, 8, 8)).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(module.forward(F.const(x)).read()),
+                                   run_ort(model, {"x": x})["y"], rtol=1e-4, atol=1e-5)
     cfg = tmp_path / "config.txt"
     cfg.write_text("input_names = x\ninput_dims = 2x3x8x8\n")
     assert main(["-f", "ONNX", "--modelFile", src, "--MNNModel", str(tmp_path / "d.mnn"),

@@ -24,7 +24,8 @@ def _w(*shape, scale=0.5):
     return (_RNG.normal(size=shape) * scale).astype(np.float32)
 
 
-# name -> (op, attributes, initializers after x, x dims, the shapes run)
+# name -> (op, attributes, initializers after x, x dims, the shapes run[, options:
+# outputs, out_type, opset])
 _NCHW = ["N", C, "H", "W"]
 _SIZES_4D = [(1, C, 9, 12), (2, C, 16, 7)]
 CASES = {
@@ -45,20 +46,39 @@ CASES = {
     "max_pool1d_same_upper": ("MaxPool", dict(auto_pad="SAME_UPPER", kernel_shape=[3],
                                               strides=[2]), [], ["N", C, "L"],
                               [(1, C, 9), (3, C, 14)]),
+    "flatten_axis1": ("Flatten", dict(axis=1), [], _NCHW, _SIZES_4D),
+    "flatten_axis3": ("Flatten", dict(axis=3), [], _NCHW, _SIZES_4D),
+    "flatten_dynamic_both": ("Flatten", dict(axis=2), [], ["N", C, "H", 5],
+                             [(1, C, 3, 5), (2, C, 6, 5)]),
+    "split_channels": ("Split", dict(axis=1), [np.array([1, 3], np.int64)], _NCHW,
+                       _SIZES_4D, dict(outputs=["y", "z"])),
+    "size": ("Size", {}, [], _NCHW, _SIZES_4D, dict(out_type=TensorProto.INT64)),
+    "softmax_opset11": ("Softmax", dict(axis=2), [], _NCHW, _SIZES_4D, dict(opset=11)),
+    "log_softmax_opset11": ("LogSoftmax", dict(axis=1), [], ["N", C, "L"],
+                            [(1, C, 9), (3, C, 14)], dict(opset=11)),
+    "group_norm": ("GroupNormalization", dict(num_groups=2, epsilon=1e-5),
+                   [_w(C), _w(C)], _NCHW, _SIZES_4D, dict(opset=21)),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
 
 
+def _options(name):
+    case = CASES[name]
+    return dict(dict(outputs=["y"], out_type=TensorProto.FLOAT, opset=18),
+                **(case[5] if len(case) > 5 else {}))
+
+
 def _model(name):
-    op, attrs, inits, dims, _ = CASES[name]
+    op, attrs, inits, dims = CASES[name][:4]
+    opts = _options(name)
     names = [f"i{k}" for k in range(len(inits))]
-    node = helper.make_node(op, ["x"] + names, ["y"], **attrs)
+    node = helper.make_node(op, ["x"] + names, opts["outputs"], **attrs)
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info(o, opts["out_type"], None) for o in opts["outputs"]],
         [numpy_helper.from_array(a, n) for a, n in zip(inits, names)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opts["opset"])])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -70,18 +90,23 @@ def test_dynamic_dims_op(name, tmp_path):
         fh.write(model.SerializeToString())
     assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
                        "--bizCode", "test"]) == 0
+    outputs = _options(name)["outputs"]
     graph = load_onnx(model)
-    ours = mnn_nn.load_module_from_file(dst, ["x"], ["y"])
-    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
+    ours = mnn_nn.load_module_from_file(dst, ["x"], outputs)
+    wheel = MNN.nn.load_module_from_file(dst, ["x"], outputs)
     rng = np.random.default_rng(0)
     for shape in CASES[name][4]:
         x = rng.standard_normal(shape).astype(np.float32)
-        want = run_ort(model, {"x": x})["y"]
-        np.testing.assert_allclose(graph.run({"x": x})["y"], want, rtol=1e-4, atol=1e-5)
-        got = np.asarray(ours.forward(F.const(x)).read())
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-        theirs = np.array(wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW)).read())
-        np.testing.assert_allclose(theirs, want, rtol=1e-4, atol=1e-5)
+        want = run_ort(model, {"x": x})
+        in_memory = graph.run({"x": x})
+        from_file = ours.forward([F.const(x)])
+        theirs = wheel.forward([MNN.expr.const(x, list(shape), MNN.expr.NCHW)])
+        for k, out in enumerate(outputs):
+            np.testing.assert_allclose(in_memory[out], want[out], rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(np.asarray(from_file[k].read()), want[out],
+                                       rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(np.array(theirs[k].read()), want[out], rtol=1e-4,
+                                       atol=1e-5)
 
 
 def test_same_lower_still_needs_static_shapes(tmp_path):
