@@ -102,14 +102,18 @@ def one_hot(ctx, indices, depth, values, axis=-1):
 
 
 def _arg(ctx, fn, data, axis, keepdims, select_last_index):
-    rank = len(_shape(ctx, data))
-    axis = _axis(ctx, axis, rank)
+    shape = ctx.partial_shape(data) or _shape(ctx, data)
+    axis = _axis(ctx, axis, len(shape))
     if select_last_index:
         # The last extreme is the first one of the reversed axis.
-        dim = _shape(ctx, data)[axis]
+        if shape[axis] >= 0:
+            last = F.const(np.array(shape[axis] - 1, np.int64))
+        else:  # a dynamic axis: its size is read when the graph runs
+            size = F.gather(F.cast(F.shape(data), np.int64), F.const(np.array(axis)), 0)
+            last = F.subtract(size, F.const(np.array(1, np.int64)))
         rev = F.reverse(data, axis)
         idx = F.cast(fn(rev, axis, bool(keepdims)), np.int64)
-        return F.subtract(F.const(np.array(dim - 1, np.int64)), idx)
+        return F.subtract(last, idx)
     return F.cast(fn(data, axis, bool(keepdims)), np.int64)
 
 
@@ -152,8 +156,11 @@ def _top_k(ctx, X, k, axis, largest):
 
 @onnx_op("Hardmax", since=13)
 def hardmax(ctx, input, axis=-1):
-    shape = _shape(ctx, input)
+    # The rank and the size of ``axis`` (the one-hot depth) must be static.
+    shape = ctx.partial_shape(input) or _shape(ctx, input)
     axis = _axis(ctx, axis, len(shape))
+    if shape[axis] < 0:
+        shape = _shape(ctx, input)
     idx = F.argmax(input, axis, False)
     return F.cast(F.one_hot(idx, shape[axis], 1.0, 0.0, axis), input.dtype)
 

@@ -98,14 +98,37 @@ def pad(ctx, data, pads, constant_value=None, axes=None, mode="constant"):
 
 @onnx_op("DepthToSpace", since=1)
 def depth_to_space(ctx, input, blocksize=None, mode="DCR"):
-    n, c, h, w = _shape(ctx, input)
     b = int(blocksize)
     if mode == "DCR":
         return F.depth_to_space(input, b)
-    # CRD: channel c*b*b + i*b + j goes to output channel c at (i, j).
-    x = F.reshape(input, [n, c // (b * b), b, b, h, w])
+    if mode != "CRD":
+        raise ctx.error(f"mode must be DCR or CRD, got {mode!r}")
+    # CRD: channel c*b*b + i*b + j goes to output channel c at (i, j). Only the channel
+    # count must be static; N, H and W are read from the run-time shape when dynamic.
+    shape = ctx.partial_shape(input)
+    if shape is None or len(shape) != 4 or shape[1] < 0:
+        shape = _shape(ctx, input)
+    n, c, h, w = shape
+    if all(d >= 0 for d in shape):
+        x = F.reshape(input, [n, c // (b * b), b, b, h, w])
+        x = F.transpose(x, [0, 1, 4, 2, 5, 3])
+        return F.reshape(x, [n, c // (b * b), h * b, w * b])
+    dims = F.cast(F.shape(input), np.int64)
+    n_, h_, w_ = (_dim(dims, i) for i in (0, 2, 3))
+    x = F.onnx_reshape(input, F.concat([n_, _ints([c // (b * b), b, b]), h_, w_], 0))
     x = F.transpose(x, [0, 1, 4, 2, 5, 3])
-    return F.reshape(x, [n, c // (b * b), h * b, w * b])
+    block = _ints([b])
+    return F.onnx_reshape(x, F.concat([n_, _ints([c // (b * b)]),
+                                       F.multiply(h_, block), F.multiply(w_, block)], 0))
+
+
+def _ints(values):
+    return F.const(np.array(values, np.int64))
+
+
+def _dim(dims, i):
+    """Entry ``i`` of a run-time int64 shape, as a 1-element Var."""
+    return F.onnx_slice(dims, _ints([i]), _ints([i + 1]))
 
 
 @onnx_op("SpaceToDepth", since=1)
