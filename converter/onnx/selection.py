@@ -32,9 +32,14 @@ def gather(ctx, data, indices, axis=0):
 
 @onnx_op("GatherElements", since=11)
 def gather_elements(ctx, data, indices, axis=0):
-    axis = _axis(ctx, axis, len(_shape(ctx, data)))
-    # Negative indices count from the end of the axis (ONNX).
-    dim = same_dtype_const(_shape(ctx, data)[axis], indices)
+    shape = ctx.partial_shape(data) or _shape(ctx, data)
+    axis = _axis(ctx, axis, len(shape))
+    # Negative indices count from the end of the axis (ONNX); a dynamic axis's size is
+    # read when the graph runs.
+    if shape[axis] >= 0:
+        dim = same_dtype_const(shape[axis], indices)
+    else:
+        dim = F.cast(F.gather(F.shape(data), F.const(np.array(axis)), 0), indices.dtype)
     fixed = F.select(F.less(indices, F.zeros_like(indices)), F.add(indices, dim), indices)
     return F.gather_elements(data, fixed, axis)
 

@@ -25,7 +25,7 @@ def _w(*shape, scale=0.5):
 
 
 # name -> (op, attributes, initializers after x, x dims, the shapes run[, options:
-# outputs, out_type, opset])
+# outputs, out_type (one for all outputs, or a list), opset])
 _NCHW = ["N", C, "H", "W"]
 _SIZES_4D = [(1, C, 9, 12), (2, C, 16, 7)]
 CASES = {
@@ -77,6 +77,10 @@ CASES = {
     "pad_reflect": ("Pad", dict(mode="reflect"),
                     [np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)], _NCHW, _SIZES_4D),
     "tile": ("Tile", {}, [np.array([1, 2, 1, 3], np.int64)], _NCHW, _SIZES_4D),
+    "top_k": ("TopK", dict(axis=1), [np.array([2], np.int64)], _NCHW, _SIZES_4D,
+              dict(outputs=["y", "z"], out_type=[TensorProto.FLOAT, TensorProto.INT64])),
+    "gather_elements": ("GatherElements", dict(axis=2),
+                        [np.array([[[[0], [-1]]]], np.int64)], _NCHW, _SIZES_4D),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
@@ -92,10 +96,12 @@ def _model(name):
     op, attrs, inits, dims = CASES[name][:4]
     opts = _options(name)
     names = [f"i{k}" for k in range(len(inits))]
+    types = opts["out_type"] if isinstance(opts["out_type"], list) else \
+        [opts["out_type"]] * len(opts["outputs"])
     node = helper.make_node(op, ["x"] + names, opts["outputs"], **attrs)
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
-        [helper.make_tensor_value_info(o, opts["out_type"], None) for o in opts["outputs"]],
+        [helper.make_tensor_value_info(o, t, None) for o, t in zip(opts["outputs"], types)],
         [numpy_helper.from_array(a, n) for a, n in zip(inits, names)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opts["opset"])])
 
