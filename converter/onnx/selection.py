@@ -8,6 +8,7 @@ from mnn.express.ops.np_edit import put_along_axis
 
 from .common import same_dtype_const
 from .registry import onnx_op
+from .tensor import flatten_2d
 
 
 def _shape(ctx, var, what="input"):
@@ -173,10 +174,16 @@ def hardmax(ctx, input, axis=-1):
 @onnx_op("Hardmax", since=1, until=13)
 def hardmax_v1(ctx, input, axis=1):
     """Opsets before 13 flatten to 2-D at ``axis`` first."""
-    shape = _shape(ctx, input)
+    # The dims from ``axis`` on (the one-hot depth) must be static; those before it may
+    # be dynamic.
+    shape = ctx.partial_shape(input) or _shape(ctx, input)
     axis = _axis(ctx, axis, len(shape))
-    flat = F.reshape(input, [int(np.prod(shape[:axis], dtype=np.int64)), -1])
-    return F.reshape(hardmax(ctx, flat, 1), shape)
+    if any(d < 0 for d in shape[axis:]):
+        shape = _shape(ctx, input)
+    y = hardmax(ctx, flatten_2d(input, shape, axis), 1)
+    if all(d >= 0 for d in shape):
+        return F.reshape(y, shape)
+    return F.onnx_reshape(y, F.cast(F.shape(input), np.int64))
 
 
 @onnx_op("Compress", since=9)

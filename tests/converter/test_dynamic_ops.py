@@ -63,6 +63,8 @@ CASES = {
     "argmax_last_index": ("ArgMax", dict(axis=3, select_last_index=1, keepdims=0), [],
                           _NCHW, _SIZES_4D, dict(out_type=TensorProto.INT64)),
     "hardmax": ("Hardmax", dict(axis=1), [], _NCHW, _SIZES_4D),
+    "hardmax_opset11": ("Hardmax", dict(axis=2), [], ["N", C, 3, 5],
+                        [(1, C, 3, 5), (4, C, 3, 5)], dict(opset=11)),
     "depth_to_space_dcr": ("DepthToSpace", dict(blocksize=2), [], _NCHW, _SIZES_4D),
     "depth_to_space_crd": ("DepthToSpace", dict(blocksize=2, mode="CRD"), [], _NCHW,
                            _SIZES_4D),
