@@ -66,11 +66,42 @@ class _Encoder(torch.nn.Module):
         return self.layer(x)
 
 
+class _SuperRes(torch.nn.Module):
+    """PReLU, GroupNorm, a SAME-padded conv and PixelShuffle (DepthToSpace CRD): handlers
+    that read only the static channel count of a dynamically shaped input."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, padding="same")
+        self.act = torch.nn.PReLU(8)
+        self.norm = torch.nn.GroupNorm(2, 8)
+        self.c2 = torch.nn.Conv2d(8, 12, 3, padding=1)
+        self.shuffle = torch.nn.PixelShuffle(2)
+
+    def forward(self, x):
+        return self.shuffle(self.c2(self.norm(self.act(self.c1(x)))))
+
+
+class _Tagger(torch.nn.Module):
+    """A bidirectional LSTM over a dynamic batch and sequence, then a linear layer and a
+    flatten of (batch, seq, tags)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(16, 8, batch_first=True, bidirectional=True)
+        self.fc = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        return torch.flatten(self.fc(self.rnn(x)[0]), 1)
+
+
 # net -> (export shape, dynamic axes of x, opset, shapes run)
 _SETUPS = {
     "_ConvNet": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 13, SHAPES),
     "_MeanNet": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 13, SHAPES),
     "_Encoder": ((2, 5, 16), {0: "N"}, 17, [(1, 5, 16), (4, 5, 16)]),
+    "_SuperRes": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 18, SHAPES),
+    "_Tagger": ((2, 5, 16), {0: "N", 1: "S"}, 14, [(1, 7, 16), (3, 2, 16)]),
 }
 
 
@@ -96,7 +127,7 @@ def _input_dims(path):
     return list(var.expr.attrs.get("declared_shape", var.expr.metas[0].shape))
 
 
-@pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder])
+@pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder, _SuperRes, _Tagger])
 def test_dynamic_input_dims_round_trip(net, tmp_path):
     onnx_path = _export(net, str(tmp_path), net.__name__)
     ours_path = os.path.join(tmp_path, "ours.mnn")
@@ -105,7 +136,7 @@ def test_dynamic_input_dims_round_trip(net, tmp_path):
     shape, axes, _, shapes = _SETUPS[net.__name__]
     declared = [-1 if i in axes else d for i, d in enumerate(shape)]
     assert _input_dims(ours_path) == declared
-    if net is not _Encoder:
+    if net in (_ConvNet, _MeanNet):
         # The real converter keeps H and W dynamic (it pins the batch to 1); we keep all.
         theirs_path = format_oracle.convert_onnx(_load(onnx_path), tmp_path / "wheel")
         assert _input_dims(theirs_path)[1:] == declared[1:]
