@@ -5,7 +5,8 @@ bottom, right]``); MNN's conv2d/pool functions take pairs width first (``(x, y)`
 four pads in ONNX's order. ``auto_pad`` SAME_UPPER/SAME_LOWER/VALID are resolved to
 explicit pads here from the static input shape; when the spatial dims are only known at run
 time, 1-d/2-d SAME_UPPER becomes the ops' ``SAME`` padding mode (the same rule, worked out
-from the actual size when the op runs), while SAME_LOWER still needs static shapes.
+from the actual size when the op runs) and SAME_LOWER the same on flipped spatial axes
+(see :func:`_same_at_run_time`).
 """
 import numpy as np
 
@@ -55,19 +56,45 @@ def _resolve_pads(ctx, in_hw, kernel, strides, dilations, pads, auto_pad):
 
 
 def _geometry_shape(ctx, X, auto_pad, runtime_same_ok=True):
-    """``(shape, runtime_same)``: what the op needs of X's shape, and whether SAME_UPPER
-    padding is left to run time (the ops' SAME mode) because a spatial dim is dynamic.
+    """``(shape, candidate)``: what the op needs of X's shape, and whether SAME padding may
+    be left to run time (see :func:`_same_at_run_time`) because a spatial dim is dynamic.
 
-    Explicit pads need only the rank, so dynamic dims stay dynamic; SAME_UPPER with a
-    dynamic spatial dim of a 1-d or 2-d op needs only the rank too."""
+    Explicit pads need only the rank, so dynamic dims stay dynamic; so does SAME padding
+    of a 1-d or 2-d op with a dynamic spatial dim."""
     partial = ctx.partial_shape(X)
     if auto_pad in ("NOTSET", "VALID", "", None) and partial is not None:
         return partial, False
-    if runtime_same_ok and auto_pad == "SAME_UPPER" and partial is not None and \
-            len(partial) in (3, 4) and \
+    if runtime_same_ok and auto_pad in ("SAME_UPPER", "SAME_LOWER") and \
+            partial is not None and len(partial) in (3, 4) and \
             any(d < 0 for d in partial[2:]):
         return partial, True
     return _shape(ctx, X), False
+
+
+def _same_at_run_time(ctx, X, candidate, auto_pad, kernel, strides, dilations):
+    """How SAME padding on dynamic dims is computed when the op runs: None (pads resolved
+    from the static shape), "upper" (the ops' SAME mode: ONNX's SAME_UPPER rule) or
+    "lower" (SAME_UPPER on the spatially flipped input, flipped back).
+
+    Flipping turns SAME_LOWER's larger leading pad into a trailing one and keeps every
+    window whenever the padding total is never clipped at zero, which holds for any
+    input size when each stride is at most the dilated kernel; otherwise SAME_LOWER
+    needs the static shape."""
+    if not candidate:
+        return None
+    if auto_pad == "SAME_UPPER":
+        return "upper"
+    if all(s <= (k - 1) * d + 1 for k, s, d in zip(kernel, strides, dilations)):
+        return "lower"
+    _shape(ctx, X)  # raises: the shape is dynamic
+    return None
+
+
+def _flip_spatial(x, n):
+    """``x`` reversed along its ``n`` trailing (spatial) axes."""
+    for axis in range(2, 2 + n):
+        x = F.reverse(x, axis)
+    return x
 
 
 def _to_2d(ctx, x, w=None):
@@ -89,7 +116,7 @@ def _lift_pads_1d(pads):
 @onnx_op("Conv", since=1)
 def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
          kernel_shape=None, pads=None, strides=None):
-    xs, runtime_same = _geometry_shape(ctx, X, auto_pad)
+    xs, candidate = _geometry_shape(ctx, X, auto_pad)
     ws = _shape(ctx, W, "weight")
     n = len(xs) - 2
     if n not in (1, 2, 3):
@@ -97,7 +124,10 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
     kernel = ws[2:]
     strides = _spatial(ctx, strides, n, 1, "strides")
     dilations = _spatial(ctx, dilations, n, 1, "dilations")
-    if runtime_same:
+    runtime = _same_at_run_time(ctx, X, candidate, auto_pad, kernel, strides, dilations)
+    if runtime == "lower":
+        X, W = _flip_spatial(X, n), _flip_spatial(W, n)
+    if runtime:
         pads, mode = [0] * (2 * n), Padding_Mode.SAME
     else:
         pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations, pads, auto_pad)
@@ -110,7 +140,8 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
         pads = _lift_pads_1d(pads)
     y = F.conv2d(X, W, B, stride=(strides[1], strides[0]), padding=tuple(pads),
                  dilate=(dilations[1], dilations[0]), group=int(group), padding_mode=mode)
-    return F.squeeze(y, [2]) if n == 1 else y
+    y = F.squeeze(y, [2]) if n == 1 else y
+    return _flip_spatial(y, n) if runtime == "lower" else y
 
 
 @onnx_op("ConvTranspose", since=1)
@@ -202,7 +233,7 @@ def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
                runtime_same_ok=True):
     """``(X, n, geometry)``: X lifted to 2-D when 1-D, n the ONNX spatial rank, geometry
     lists in ONNX order (height first; pads begins then ends) for 2 or 3 axes."""
-    xs, runtime_same = _geometry_shape(ctx, X, auto_pad, runtime_same_ok)
+    xs, candidate = _geometry_shape(ctx, X, auto_pad, runtime_same_ok)
     n = len(xs) - 2
     if n not in (1, 2, 3):
         raise ctx.error(f"{n}-d pooling is not supported (1-d, 2-d and 3-d are)")
@@ -211,7 +242,10 @@ def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
     kernel = _spatial(ctx, kernel_shape, n, 1, "kernel_shape")
     strides = _spatial(ctx, strides, n, 1, "strides")
     dil = _spatial(ctx, dilations, n, 1, "dilations")
-    if runtime_same:
+    runtime = _same_at_run_time(ctx, X, candidate, auto_pad, kernel, strides, dil)
+    if runtime == "lower":
+        X = _flip_spatial(X, n)
+    if runtime:
         pads = [0] * (2 * n)
     else:
         pads = _resolve_pads(ctx, xs[2:], kernel, strides, dil, pads, auto_pad)
@@ -219,8 +253,16 @@ def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
         X, _ = _to_2d(ctx, X)
         kernel, strides, dil = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_1d(dil, 1)
         pads = _lift_pads_1d(pads)
-    mode = Padding_Mode.SAME if runtime_same else Padding_Mode.VALID
-    return X, n, dict(kernel=kernel, strides=strides, pads=pads, dilations=dil, mode=mode)
+    mode = Padding_Mode.SAME if runtime else Padding_Mode.VALID
+    return X, n, dict(kernel=kernel, strides=strides, pads=pads, dilations=dil, mode=mode,
+                      flip=runtime == "lower")
+
+
+def _unlift(y, n, g):
+    """A 2-D pooling result back to the ONNX spatial rank, flipped back for run-time
+    SAME_LOWER."""
+    y = F.squeeze(y, [2]) if n == 1 else y
+    return _flip_spatial(y, n) if g["flip"] else y
 
 
 def _mnn_pool_args(g):
@@ -275,7 +317,7 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
         y = F.max_pool(X, ceil_mode=bool(ceil_mode), **_mnn_pool_args(g))
     if dtype.kind != "f":
         y = F.cast(y, dtype)
-    y = F.squeeze(y, [2]) if n == 1 else y
+    y = _unlift(y, n, g)
     if len(ctx.node.output) > 1 and ctx.node.output[1]:
         return y, _max_pool_indices(ctx, X, n, g, ceil_mode, int(storage_order))
     return y
@@ -293,7 +335,7 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                             count_include_pad=bool(count_include_pad), **_torch_pool_args(g))
     y = F.avg_pool(X, ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
                    **_mnn_pool_args(g))
-    return F.squeeze(y, [2]) if n == 1 else y
+    return _unlift(y, n, g)
 
 
 @onnx_op("LpPool", since=2)
@@ -305,7 +347,7 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
     a = _mnn_pool_args(g)
     y = F.lp_pool(X, a["kernel"], a["stride"], float(p), a["padding_mode"], a["pads"],
                   bool(ceil_mode), a["dilation"])
-    return F.squeeze(y, [2]) if n == 1 else y
+    return _unlift(y, n, g)
 
 
 def _global(ctx, X, reduce):

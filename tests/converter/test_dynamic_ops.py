@@ -39,6 +39,14 @@ CASES = {
     "mvn": ("MeanVarianceNormalization", {}, [], _NCHW, _SIZES_4D),
     "conv_same_upper": ("Conv", dict(auto_pad="SAME_UPPER", strides=[2, 3]),
                         [_w(5, C, 3, 4), _w(5)], _NCHW, _SIZES_4D),
+    "conv_same_lower": ("Conv", dict(auto_pad="SAME_LOWER", strides=[2, 3]),
+                        [_w(5, C, 3, 4), _w(5)], _NCHW, _SIZES_4D),
+    "conv1d_same_lower": ("Conv", dict(auto_pad="SAME_LOWER", strides=[2]),
+                          [_w(3, C, 4)], ["N", C, "L"], [(1, C, 9), (3, C, 14)]),
+    "max_pool_same_lower": ("MaxPool", dict(auto_pad="SAME_LOWER", kernel_shape=[3, 2],
+                                            strides=[2, 2]), [], _NCHW, _SIZES_4D),
+    "avg_pool_same_lower": ("AveragePool", dict(auto_pad="SAME_LOWER", kernel_shape=[3, 3],
+                                                strides=[2, 2]), [], _NCHW, _SIZES_4D),
     "conv1d_same_upper": ("Conv", dict(auto_pad="SAME_UPPER", strides=[2]),
                           [_w(3, C, 4)], ["N", C, "L"], [(1, C, 9), (3, C, 14)]),
     "max_pool_same_upper": ("MaxPool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 2],
@@ -136,11 +144,12 @@ def test_dynamic_dims_op(name, tmp_path):
                                        atol=1e-5)
 
 
-def test_same_lower_still_needs_static_shapes(tmp_path):
-    """SAME_LOWER has no run-time padding mode: with dynamic H/W the conversion fails
+def test_same_lower_with_stride_over_kernel_needs_static_shapes(tmp_path):
+    """SAME_LOWER with a stride larger than the kernel (its padding total can clip at
+    zero, so flipping would move the windows): with dynamic H/W the conversion fails
     naming --inputConfigFile, and converts and runs with the shapes given there."""
-    model = _model("conv_same_upper")
-    model.graph.node[0].attribute[0].s = b"SAME_LOWER"
+    model = _model("conv_same_lower")
+    model.graph.node[0].attribute[1].ints[:] = [2, 5]  # strides: 5 > the kernel's 4
     src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
     with open(src, "wb") as fh:
         fh.write(model.SerializeToString())
