@@ -148,6 +148,11 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
 def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
                    kernel_shape=None, output_padding=None, output_shape=None, pads=None,
                    strides=None):
+    partial = ctx.partial_shape(X)
+    if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial) and \
+            output_shape is None and auto_pad in ("NOTSET", "VALID", "", None):
+        return _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group,
+                                       output_padding, pads, strides, len(partial) - 2)
     # conv2d_transpose fixes its output size when built: the input shape must be static.
     xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
     n = len(xs) - 2
@@ -202,6 +207,67 @@ def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1
                                group=int(group), padding_mode=Padding_Mode.VALID,
                                output_padding=(out_pad[1], out_pad[0]))
     return F.squeeze(y, [2]) if n == 1 else y
+
+
+def _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group, output_padding, pads,
+                            strides, n):
+    """A 1-d/2-d transposed convolution of an input with dynamic dims, as the convolution
+    it is the transpose of: zeros inserted between the input's pixels (stride - 1 per
+    gap), then a stride-1 convolution with the kernel flipped and its in/out channels
+    swapped per group, padded by ``dilated kernel - 1 - pad`` (plus the output padding
+    at the end). Pads larger than the dilated kernel would crop: those need static
+    shapes."""
+    ws = _shape(ctx, W, "weight")
+    kernel = ws[2:]
+    strides = _spatial(ctx, strides, n, 1, "strides")
+    dilations = _spatial(ctx, dilations, n, 1, "dilations")
+    out_pad = _spatial(ctx, output_padding, n, 0, "output_padding")
+    pads = [0] * (2 * n) if auto_pad == "VALID" else _spatial(ctx, pads, 2 * n, 0, "pads")
+    reach = [(k - 1) * d for k, d in zip(kernel, dilations)]
+    begin = [r - p for r, p in zip(reach, pads[:n])]
+    end = [r - p + o for r, p, o in zip(reach, pads[n:], out_pad)]
+    if min(begin + end) < 0:
+        _shape(ctx, X)  # raises: pads past the kernel crop, which needs the static shape
+    group = int(group)
+    cin, cout_g = ws[0], ws[1]
+    if cin % group:
+        raise ctx.error(f"weight {ws} does not split into {group} groups")
+    # (Cin, Cout/g, k...) -> (Cout, Cin/g, k...), each group's block transposed.
+    w = F.reshape(W, [group, cin // group, cout_g] + list(kernel))
+    w = F.transpose(w, [0, 2, 1] + list(range(3, 3 + n)))
+    w = _flip_spatial(F.reshape(w, [group * cout_g, cin // group] + list(kernel)), n)
+    x = X
+    for axis, s in zip(range(2, 2 + n), strides):
+        x = _insert_zeros(x, axis, s)
+    if n == 1:
+        x, w = _to_2d(ctx, x, w)
+        dilations, begin, end = _lift_1d(dilations, 1), [0] + begin, [0] + end
+    y = F.conv2d(x, w, B, stride=(1, 1), padding=tuple(begin + end),
+                 dilate=(dilations[1], dilations[0]), group=group,
+                 padding_mode=Padding_Mode.VALID)
+    return F.squeeze(y, [2]) if n == 1 else y
+
+
+def _insert_zeros(x, axis, s):
+    """``x`` with ``s - 1`` zeros between neighbours along ``axis`` (length (L-1)*s + 1),
+    the length read when the graph runs."""
+    if s == 1:
+        return x
+    u = F.unsqueeze(x, [axis + 1])
+    z = F.zeros_like(u)
+    v = F.concat([u] + [z] * (s - 1), axis + 1)  # (..., L, s, ...)
+    dims = F.cast(F.shape(v), np.int64)
+
+    def part(start, stop):
+        return F.onnx_slice(dims, F.const(np.array([start], np.int64)),
+                            F.const(np.array([stop], np.int64)))
+    merged = F.multiply(part(axis, axis + 1), F.const(np.array([s], np.int64)))
+    big = np.iinfo(np.int64).max
+    target = F.concat([part(0, axis), merged, part(axis + 2, big)], 0)
+    v = F.onnx_reshape(v, target)
+    return F.onnx_slice(v, F.const(np.array([0], np.int64)),
+                        F.const(np.array([-(s - 1)], np.int64)),
+                        F.const(np.array([axis], np.int64)))
 
 
 def _conv3d(X, W, B, strides, pads, dilations, group):
