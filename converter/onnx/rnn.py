@@ -85,7 +85,9 @@ def _prepare(ctx, X, layout):
     """``(X, seq)`` with X in (seq, batch, input) layout; ``seq`` an int when known at
     conversion time, else None (only the rank must be known)."""
     shape = ctx.partial_shape(X)
-    if shape is None or len(shape) != 3:
+    if shape is None:
+        raise ctx.static_needed("the rank of the input must be known at conversion time")
+    if len(shape) != 3:
         raise ctx.error(f"the input must be 3-D, got shape {shape}")
     if layout:
         X = F.transpose(X, [1, 0, 2])
