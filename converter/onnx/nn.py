@@ -666,6 +666,24 @@ def layer_norm(ctx, X, Scale, B=None, axis=-1, epsilon=1e-5, stash_type=1):
     return outs
 
 
+@onnx_op("LayerNorm", since=1)
+def mnn_layer_norm(ctx, X, gamma, beta=None, axis=-1, epsilon=1e-10, group=1):
+    """MNN's own ``LayerNorm`` node (emitted by MNN's graph-surgeon layer-norm fusion
+    script): MNN's converter keeps one entry per ``axis`` attribute and normalizes that
+    many trailing dims, so a node with its one int ``axis`` normalizes the last dim, with
+    constant ``gamma`` and optional ``beta``; ``epsilon`` defaults to MNN's 1e-10."""
+    if group != 1:
+        raise ctx.error(f"attribute 'group' {group} is not supported (MNN applies gamma per "
+                        "element of a group there, which no exporter we know writes)")
+    if not isinstance(axis, int):
+        raise ctx.error(f"attribute 'axis' must be one int, got {axis!r}")
+    g = ctx.value(gamma)
+    b = ctx.value(beta) if beta is not None else None
+    if g is None or (beta is not None and b is None):
+        raise ctx.error("gamma and beta must be initializers (MNN keeps them in the op)")
+    return F.layer_norm(X, [-1], g, b, epsilon)
+
+
 @onnx_op("GroupNormalization", since=18)
 def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1):
     # The rank and the channel count must be static; other dims may be dynamic.

@@ -1,6 +1,7 @@
 """Ops MNN's converter maps beside the node suite's: RandomNormal(Like) (oracle: the
 normal distribution's moments and scipy's normality test; seeded draws repeat),
-MaxRoiPool (oracle: onnxruntime) and ATen cosine_similarity (oracle: torch)."""
+MaxRoiPool (oracle: onnxruntime), ATen cosine_similarity and MNN's own LayerNorm node
+(oracle: torch)."""
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper
@@ -65,3 +66,49 @@ def test_aten_cosine_similarity_matches_torch():
     want = torch.nn.functional.cosine_similarity(torch.from_numpy(a), torch.from_numpy(b),
                                                  dim=1, eps=1e-6).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _mnn_layer_norm_model(shape, norm_dims, with_beta, attrs):
+    import onnx.numpy_helper as nh
+
+    rng = np.random.default_rng(1)
+    gamma = rng.standard_normal(shape[-norm_dims:]).astype(np.float32)
+    beta = rng.standard_normal(shape[-norm_dims:]).astype(np.float32)
+    inits = [nh.from_array(gamma, "gamma")] + ([nh.from_array(beta, "beta")] if with_beta
+                                               else [])
+    node = helper.make_node("LayerNorm", ["x", "gamma"] + (["beta"] if with_beta else []),
+                            ["y"], **attrs)
+    graph = helper.make_graph([node], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model, gamma, (beta if with_beta else None)
+
+
+def test_mnn_layer_norm_node_matches_torch():
+    # MNN's own LayerNorm node normalizes the last dim (oracle: torch;
+    # onnxruntime has no such op).
+    import torch
+    import torch.nn.functional as tF
+
+    shape = (2, 5, 6, 8)
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    for norm_dims, with_beta, attrs in ((1, True, {"axis": -1, "epsilon": 1e-5}),
+                                        (1, False, {"axis": 2}),
+                                        (1, False, {})):
+        model, gamma, beta = _mnn_layer_norm_model(shape, norm_dims, with_beta, attrs)
+        got = convert_graph(model).run({"x": x})["y"]
+        want = tF.layer_norm(torch.from_numpy(x), shape[-norm_dims:], torch.from_numpy(gamma),
+                             None if beta is None else torch.from_numpy(beta),
+                             attrs.get("epsilon", 1e-10)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_mnn_layer_norm_node_refuses_groups_and_axis_lists():
+    import pytest
+
+    for attrs, what in (({"axis": -1, "group": 2}, "group"), ({"axis": [2, 3]}, "axis")):
+        model, _, _ = _mnn_layer_norm_model((2, 4, 3), 1, True, attrs)
+        with pytest.raises(Exception, match=what):
+            convert_graph(model)
