@@ -1,15 +1,15 @@
 # cython: language_level=3
-"""im2col / col2im for convolution by GEMM (one image at a time).
+"""im2col / col2im for convolution by GEMM, over a batch of images side by side.
 
-``im2col`` lays the receptive fields of one ``(C, H, W)`` image out as the columns of a
-``(C*KH*KW, OH*OW)`` matrix: row ``(c*KH + i)*KW + j`` holds input pixel
-``(c, oy*SH - PT + i*DH, ox*SW - PL + j*DW)`` for every output position ``oy*OW + ox``,
-zero where that pixel falls in the padding. ``col2im`` is its transpose (adjoint): it adds
-every column entry back onto the pixel it came from, which is what the input gradient of
-a convolution (and a transposed convolution) needs.
+``im2col_batch`` lays the receptive fields of ``N`` ``(C, H, W)`` images out as the
+columns of a ``(C*KH*KW, N*OH*OW)`` matrix: row ``(c*KH + i)*KW + j`` holds input pixel
+``(n, c, oy*SH - PT + i*DH, ox*SW - PL + j*DW)`` in column ``n*OH*OW + oy*OW + ox``, zero
+where that pixel falls in the padding (one image is the case ``N = 1``). ``col2im_batch``
+is its transpose (adjoint): it adds every column entry back onto the pixel it came from,
+which is what the input gradient of a convolution (and a transposed convolution) needs.
 
 Every pixel index is tested against the image bounds taken from the array shapes, and the
-matrix shape is checked against ``C*KH*KW`` and ``OH*OW``, so no input reads or writes
+matrix shape is checked against ``C*KH*KW`` and ``N*OH*OW``, so no input reads or writes
 outside the buffers.
 """
 from cython.parallel cimport prange
@@ -18,78 +18,6 @@ from mnn._cython.window cimport _ceil_div, _max, _min, _ox_hi, _ox_lo
 ctypedef fused real_t:
     float
     double
-
-
-def _check(x, cols, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh, Py_ssize_t ow,
-           Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t dh, Py_ssize_t dw):
-    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 0 or ow < 0:
-        raise ValueError("conv kernel: kernel, stride and dilation must be >= 1")
-    if cols.shape[0] != x.shape[0] * kh * kw or cols.shape[1] != oh * ow:
-        raise ValueError(f"conv kernel: column matrix {tuple(cols.shape[:2])} does not match "
-                         f"C*KH*KW={x.shape[0] * kh * kw}, OH*OW={oh * ow}")
-
-
-def im2col(const real_t[:, :, ::1] x, real_t[:, ::1] cols, Py_ssize_t kh, Py_ssize_t kw,
-           Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt,
-           Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, int nthreads=1):
-    """Fill ``cols`` (``(C*kh*kw, oh*ow)``) with the receptive fields of ``x`` (``(C, H, W)``)."""
-    _check(x, cols, kh, kw, oh, ow, sh, sw, dh, dw)
-    cdef Py_ssize_t C = x.shape[0], H = x.shape[1], W = x.shape[2]
-    cdef Py_ssize_t c, i, j, row, oy, ox, iy, off, lo, hi, base
-    with nogil:
-        for c in prange(C, num_threads=nthreads, schedule="static"):
-            for i in range(kh):
-                for j in range(kw):
-                    row = (c * kh + i) * kw + j
-                    off = j * dw - pl
-                    lo = _ox_lo(ow, sw, off)
-                    hi = _ox_hi(W, ow, sw, off, lo)
-                    for oy in range(oh):
-                        iy = oy * sh - pt + i * dh
-                        base = oy * ow
-                        if iy < 0 or iy >= H:
-                            for ox in range(ow):
-                                cols[row, base + ox] = 0
-                            continue
-                        for ox in range(lo):
-                            cols[row, base + ox] = 0
-                        if sw == 1:
-                            for ox in range(lo, hi):
-                                cols[row, base + ox] = x[c, iy, ox + off]
-                        else:
-                            for ox in range(lo, hi):
-                                cols[row, base + ox] = x[c, iy, ox * sw + off]
-                        for ox in range(hi, ow):
-                            cols[row, base + ox] = 0
-
-
-def col2im(const real_t[:, ::1] cols, real_t[:, :, ::1] x, Py_ssize_t kh, Py_ssize_t kw,
-           Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt,
-           Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, int nthreads=1):
-    """Add every entry of ``cols`` onto its source pixel of ``x`` (``x`` is not cleared)."""
-    _check(x, cols, kh, kw, oh, ow, sh, sw, dh, dw)
-    cdef Py_ssize_t C = x.shape[0], H = x.shape[1], W = x.shape[2]
-    cdef Py_ssize_t c, i, j, row, oy, ox, iy, off, lo, hi, base
-    with nogil:
-        # Each thread owns whole channels of x, so no two threads add to one pixel.
-        for c in prange(C, num_threads=nthreads, schedule="static"):
-            for i in range(kh):
-                for j in range(kw):
-                    row = (c * kh + i) * kw + j
-                    off = j * dw - pl
-                    lo = _ox_lo(ow, sw, off)
-                    hi = _ox_hi(W, ow, sw, off, lo)
-                    for oy in range(oh):
-                        iy = oy * sh - pt + i * dh
-                        if iy < 0 or iy >= H:
-                            continue
-                        base = oy * ow
-                        if sw == 1:
-                            for ox in range(lo, hi):
-                                x[c, iy, ox + off] += cols[row, base + ox]
-                        else:
-                            for ox in range(lo, hi):
-                                x[c, iy, ox * sw + off] += cols[row, base + ox]
 
 
 def _check_batch(x, cols, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh, Py_ssize_t ow,

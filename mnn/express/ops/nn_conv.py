@@ -159,8 +159,8 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
         if pointwise:
             src = x[i].reshape(c, h * wd)
         else:
-            _conv_k.im2col(x[i], cols, kh, kw, oh, ow, strides[0], strides[1], pads[0],
-                           pads[1], dilations[0], dilations[1], nt)
+            _conv_k.im2col_batch(x[i:i + 1], cols, kh, kw, oh, ow, strides[0], strides[1],
+                                 pads[0], pads[1], dilations[0], dilations[1], nt)
             src = cols
         if packed is not None:
             # Our packed GEMM adds the bias and clamps in its epilogue.
