@@ -1,14 +1,20 @@
 """Process-wide engine settings: thread count and evaluation mode."""
 import os
 
+from .heap import keep_freed_memory
+
 # OpenMP's wait policy is left to libgomp's default (spin briefly, then sleep). Forcing
 # PASSIVE made every parallel region pay a futex wake-up: on a quiet 2-core machine a
 # LeNet training step took 58 ms at 2 threads against 18 ms with the default (and 21 ms
 # at 1 thread). Users on an oversubscribed machine can set OMP_WAIT_POLICY=PASSIVE.
 
-__all__ = ["set_thread_number", "get_thread_number", "lazy_eval", "is_lazy"]
+__all__ = ["set_thread_number", "get_thread_number", "lazy_eval", "is_lazy", "HEAP_KEPT"]
 
 _state = {"threads": max(1, min(os.cpu_count() or 1, 4)), "lazy": True}
+
+# Freed arrays stay in the heap for the next run instead of being faulted in again
+# (mnn/express/heap.py says why and how to opt out). True when the settings were applied.
+HEAP_KEPT = keep_freed_memory()
 
 
 def set_thread_number(n):
