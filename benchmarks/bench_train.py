@@ -1,7 +1,7 @@
 """One training step (forward, backward, SGD with momentum) of mnn against torch and the
 real MNN wheel.
 
-Run: ``python benchmarks/bench_train.py [--repeat N] [--models lenet mlp]``.
+Run: ``python benchmarks/bench_train.py [--repeat N] [--models lenet mlp] [--own-process]``.
 
 Models: LeNet (MNN's MNIST example: conv 1->20 5x5, max pool, conv 20->50 5x5, max pool,
 fc 800->500, fc 500->10) on a batch of 64 1x28x28 images, and a 3-layer MLP
@@ -11,8 +11,11 @@ Timing: mnn, torch and MNN run in the same process at 1 and 2 threads, taking tu
 blocks of steps (a pause before each block lets the last peer's threads stop spinning);
 each number is the median of ``--repeat`` steps after warm-up, and the ratio is
 ours / theirs (below 1: mnn is faster). ``--clock cpu`` times the calling thread's CPU
-time instead of wall time (1 thread only; for a loaded machine). The real MNN wheel needs ``lazy_eval(True)`` to train; it is timed the way
-its MNIST example runs.
+time instead of wall time (1 thread only; for a loaded machine). The real MNN wheel needs
+``lazy_eval(True)`` to train; it is timed the way its MNIST example runs.
+``--own-process`` also times each peer alone in a fresh process, as a user runs it (in
+one process, what a framework does to the process, such as mnn's heap settings in
+mnn/express/heap.py, benefits the others too).
 
 Memory: each framework runs the LeNet loop in its own subprocess and reports its peak
 resident set size (``VmHWM``), imports included.
@@ -204,6 +207,42 @@ def time_all(models, repeat, peers):
             print(f"  {kind:6s} {cells}   {ratios}")
 
 
+def _time_child(name, kind, threads, repeat):
+    """Time ``repeat`` steps in this (fresh) process and print the median ms as JSON."""
+    step, set_threads = PEERS[name](kind)
+    set_threads(threads)
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(repeat):
+        start = _CLOCK[0]()
+        step()
+        times.append(_CLOCK[0]() - start)
+    print(json.dumps({"ms": statistics.median(times) * 1000}))
+
+
+def time_own_process(models, repeat, peers, rounds=2):
+    """Each peer alone in a fresh process, as a user runs it: nothing one framework does
+    to the process (thread pools, allocator settings) touches the other. The peers take
+    turns, ``rounds`` processes each; the lower median of a peer's rounds is kept."""
+    here = os.path.abspath(__file__)
+    for threads in (1, 2):
+        print(f"\n{threads} thread(s), each peer in its own process: median ms per step")
+        for kind in models:
+            best = {}
+            for _ in range(rounds):
+                for name in peers:
+                    out = subprocess.run([sys.executable, here, "--time-child", name, kind,
+                                          str(threads), str(repeat)],
+                                         capture_output=True, text=True, check=True)
+                    ms = json.loads(out.stdout.strip().splitlines()[-1])["ms"]
+                    best[name] = min(ms, best.get(name, ms))
+            cells = "  ".join(f"{n} {t:7.2f}" for n, t in best.items())
+            ratios = "  ".join(f"ours/{n} {best['mnn'] / t:5.2f}" for n, t in best.items()
+                               if n != "mnn")
+            print(f"  {kind:6s} {cells}   {ratios}")
+
+
 def _child(name, kind, steps):
     """Run ``steps`` training steps and print the peak RSS in MB as JSON."""
     step, set_threads = PEERS[name](kind)
@@ -241,6 +280,10 @@ def main():
     parser.add_argument("--peers", nargs="+", default=list(PEERS), choices=list(PEERS))
     parser.add_argument("--child", nargs=3, metavar=("PEER", "MODEL", "STEPS"),
                         help=argparse.SUPPRESS)
+    parser.add_argument("--time-child", nargs=4,
+                        metavar=("PEER", "MODEL", "THREADS", "REPEAT"), help=argparse.SUPPRESS)
+    parser.add_argument("--own-process", action="store_true",
+                        help="also time each peer alone in its own process")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: the calling thread's CPU time (steadier on a loaded "
@@ -251,7 +294,13 @@ def main():
     if args.child:
         _child(args.child[0], args.child[1], int(args.child[2]))
         return
+    if args.time_child:
+        name, kind, threads, repeat = args.time_child
+        _time_child(name, kind, int(threads), int(repeat))
+        return
     time_all(args.models, args.repeat, args.peers)
+    if args.own_process:
+        time_own_process(args.models, args.repeat, args.peers)
     if not args.no_memory:
         memory_all(args.peers)
 
