@@ -30,6 +30,7 @@ from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
 from . import nn_common as nc
+from .nn_pool import masked_by_relu
 
 __all__ = [
     "elu",
@@ -115,6 +116,8 @@ def _relu_grad(inputs, outputs, grads, slope):
     x, g = inputs[0], grads[0]
     if x.dtype.kind != "f":
         return [None]
+    if slope == 0.0 and masked_by_relu(g, outputs[0]):
+        return [g]  # a max pool's gradient, masked already on the pooled side
     if g.dtype == x.dtype and list(g.shape) == list(x.shape):
         # One fused op (one pass) instead of compare + multiply + select.
         return [apply("relu_grad", [x, g], slope=slope)[0]]

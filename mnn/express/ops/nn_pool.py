@@ -156,7 +156,33 @@ def _max_compute(arrays, **attrs):
 
 
 def _max_grad(inputs, outputs, grads, **attrs):
-    return [apply("max_pool_grad", [inputs[0], grads[0]], **attrs)[0]]
+    x, dy = inputs[0], grads[0]
+    if _after_plain_relu(x) and dy.dtype == x.dtype:
+        # relu -> max pool: each window's gradient lands on its maximum, a relu output
+        # equal to the pooled value, so relu's mask can be taken on the pooled output
+        # (a quarter of the elements for 2x2 windows) before the scatter; relu's own rule
+        # then passes this gradient through (see nn_activation._relu_grad). With slope 0
+        # the mask is idempotent, so a second application elsewhere changes nothing.
+        dy = apply("relu_grad", [outputs[0], dy], slope=0.0)[0]
+    return [apply("max_pool_grad", [x, dy], **attrs)[0]]
+
+
+def _after_plain_relu(var):
+    expr = var.expr
+    return (expr.op is not None and expr.op.name == "relu" and expr.attrs["slope"] == 0.0
+            and var.dtype.kind == "f")
+
+
+def masked_by_relu(g, relu_out):
+    """True when ``g`` is a max-pool gradient over ``relu_out`` whose pooled gradient is
+    already relu-masked (by :func:`_max_grad`): relu's rule may pass it through."""
+    expr = g.expr
+    if expr.op is None or expr.op.name != "max_pool_grad":
+        return False
+    src, dy = expr.inputs
+    return (src.expr is relu_out.expr and src.index == relu_out.index
+            and dy.expr.op is not None and dy.expr.op.name == "relu_grad"
+            and dy.expr.attrs["slope"] == 0.0)
 
 
 register(OpDef("max_pool", _max_infer, _max_compute, _max_grad))
