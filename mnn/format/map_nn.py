@@ -570,15 +570,6 @@ def _decode_group_layer_norm(ctx, op, p, x):
                         has_gamma=False, has_beta=False)
 
 
-def _constant_value(ctx, var):
-    """The value of ``var`` when everything above it is written as a constant (e.g. a
-    reshaped constant gamma), else None."""
-    for expr in _graph.topological_order([var.expr]):
-        if expr.op is None and ctx.static(expr.outputs[0]) is None:
-            return None
-    return np.asarray(var.read())
-
-
 @encoder("layer_norm")
 def _encode_layer_norm(ctx, expr):
     """MNN's LayerNorm keeps gamma and beta in the op and needs both or neither: a
@@ -588,7 +579,7 @@ def _encode_layer_norm(ctx, expr):
     params = list(expr.inputs[1:])
     gamma = params.pop(0) if attrs["has_gamma"] else None
     beta = params.pop(0) if attrs["has_beta"] else None
-    static = [None if v is None else _constant_value(ctx, v) for v in (gamma, beta)]
+    static = [None if v is None else ctx.static_above(v) for v in (gamma, beta)]
     if any(v is not None and s is None for v, s in zip((gamma, beta), static)):
         from ..express.ops import nn_norm
 

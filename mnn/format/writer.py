@@ -265,6 +265,14 @@ class EncodeContext:
             return np.asarray(var.expr.values[var.index])
         return None
 
+    def static_above(self, var):
+        """Like :meth:`static`, also for a value computed only from such constants (a
+        reshaped constant gamma, say): it is computed here; else None."""
+        for expr in _graph.topological_order([var.expr]):
+            if expr.op is None and self.static(expr.outputs[0]) is None:
+                return None
+        return np.asarray(var.read())
+
     def to_nc4hw4(self, var):
         """Index of an NC4HW4 copy of ``var`` (MNN's convolution and pooling need one)."""
         key = (var.expr.id, var.index)
