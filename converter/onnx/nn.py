@@ -149,10 +149,9 @@ def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1
                    kernel_shape=None, output_padding=None, output_shape=None, pads=None,
                    strides=None):
     partial = ctx.partial_shape(X)
-    if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial) and \
-            output_shape is None and auto_pad in ("NOTSET", "VALID", "", None):
+    if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial):
         return _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group,
-                                       output_padding, pads, strides, len(partial) - 2)
+                                       output_padding, output_shape, pads, strides, partial)
     # conv2d_transpose fixes its output size when built: the input shape must be static.
     xs, ws = _shape(ctx, X), _shape(ctx, W, "weight")
     n = len(xs) - 2
@@ -163,28 +162,8 @@ def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1
     strides = _spatial(ctx, strides, n, 1, "strides")
     dilations = _spatial(ctx, dilations, n, 1, "dilations")
     out_pad = _spatial(ctx, output_padding, n, 0, "output_padding")
-    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        if output_shape is not None:
-            target = [int(v) for v in output_shape][-n:]
-        else:
-            target = [size * s for size, s in zip(xs[2:], strides)]
-        begin, end = [], []
-        for i in range(n):
-            total = (strides[i] * (xs[2 + i] - 1) + out_pad[i]
-                     + (kernel[i] - 1) * dilations[i] + 1 - target[i])
-            if total < 0:
-                # A larger output than the stride gives: the extra goes to output padding.
-                out_pad[i] -= total
-                total = 0
-            if auto_pad == "SAME_UPPER":
-                begin.append(total // 2), end.append(total - total // 2)
-            else:
-                begin.append(total - total // 2), end.append(total // 2)
-        pads = begin + end
-    elif auto_pad == "VALID":
-        pads = [0] * (2 * n)
-    else:
-        pads = _spatial(ctx, pads, 2 * n, 0, "pads")
+    pads, out_pad = _transpose_pads(ctx, xs[2:], kernel, strides, dilations, out_pad,
+                                    output_shape, auto_pad, pads)
     if n == 3:
         if any(p >= max(s, d) for p, s, d in zip(out_pad, strides, dilations)):
             raise ctx.error(f"output_padding {out_pad} must be smaller than the strides "
@@ -209,25 +188,62 @@ def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1
     return F.squeeze(y, [2]) if n == 1 else y
 
 
-def _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group, output_padding, pads,
-                            strides, n):
+def _transpose_pads(ctx, in_sizes, kernel, strides, dilations, out_pad, output_shape,
+                    auto_pad, pads):
+    """``(pads, output_padding)`` of a transposed convolution in explicit form (ONNX's
+    rules): ``output_shape`` and SAME padding give the total padding, split between the
+    two ends; a larger output than the stride gives goes to the output padding.
+
+    ``in_sizes`` (the input's spatial sizes) is read only with ``output_shape``: for SAME
+    the output is the input times the stride, so the total padding, ``output_padding +
+    dilated kernel - stride``, is the same for every input size."""
+    n = len(kernel)
+    out_pad = list(out_pad)
+    if output_shape is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        if auto_pad == "VALID":
+            return [0] * (2 * n), out_pad
+        return _spatial(ctx, pads, 2 * n, 0, "pads"), out_pad
+    begin, end = [], []
+    for i in range(n):
+        reach = (kernel[i] - 1) * dilations[i] + 1
+        if output_shape is not None:
+            target = [int(v) for v in output_shape][-n:][i]
+            total = strides[i] * (in_sizes[i] - 1) + out_pad[i] + reach - target
+        else:
+            total = out_pad[i] + reach - strides[i]
+        if total < 0:
+            # A larger output than the stride gives: the extra goes to output padding.
+            out_pad[i] -= total
+            total = 0
+        if auto_pad == "SAME_UPPER":
+            begin.append(total // 2), end.append(total - total // 2)
+        else:
+            begin.append(total - total // 2), end.append(total // 2)
+    return begin + end, out_pad
+
+
+def _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group, output_padding,
+                            output_shape, pads, strides, partial):
     """A 1-d/2-d transposed convolution of an input with dynamic dims, as the convolution
     it is the transpose of: zeros inserted between the input's pixels (stride - 1 per
     gap), then a stride-1 convolution with the kernel flipped and its in/out channels
     swapped per group, padded by ``dilated kernel - 1 - pad`` (plus the output padding
-    at the end). Pads larger than the dilated kernel would crop: those need static
-    shapes."""
+    at the end). Pads past the dilated kernel crop the result instead (slices with
+    constant bounds). SAME padding does not depend on the input size; ``output_shape``
+    needs the static spatial sizes (only the batch may be dynamic)."""
+    n = len(partial) - 2
     ws = _shape(ctx, W, "weight")
     kernel = ws[2:]
     strides = _spatial(ctx, strides, n, 1, "strides")
     dilations = _spatial(ctx, dilations, n, 1, "dilations")
     out_pad = _spatial(ctx, output_padding, n, 0, "output_padding")
-    pads = [0] * (2 * n) if auto_pad == "VALID" else _spatial(ctx, pads, 2 * n, 0, "pads")
+    if output_shape is not None and any(d < 0 for d in partial[2:]):
+        _shape(ctx, X)  # raises: the padding follows from the run-time spatial sizes
+    pads, out_pad = _transpose_pads(ctx, partial[2:], kernel, strides, dilations, out_pad,
+                                    output_shape, auto_pad, pads)
     reach = [(k - 1) * d for k, d in zip(kernel, dilations)]
     begin = [r - p for r, p in zip(reach, pads[:n])]
     end = [r - p + o for r, p, o in zip(reach, pads[n:], out_pad)]
-    if min(begin + end) < 0:
-        _shape(ctx, X)  # raises: pads past the kernel crop, which needs the static shape
     group = int(group)
     cin, cout_g = ws[0], ws[1]
     if cin % group:
@@ -239,12 +255,22 @@ def _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group, output_pad
     x = X
     for axis, s in zip(range(2, 2 + n), strides):
         x = _insert_zeros(x, axis, s)
+    crop = [(axis, -min(b, 0), min(e, 0)) for axis, b, e in zip(range(2, 2 + n), begin, end)]
+    begin, end = [max(b, 0) for b in begin], [max(e, 0) for e in end]
+    dil = dilations
     if n == 1:
         x, w = _to_2d(ctx, x, w)
-        dilations, begin, end = _lift_1d(dilations, 1), [0] + begin, [0] + end
+        dil, begin, end = _lift_1d(dilations, 1), [0] + begin, [0] + end
+        crop = [(3, b, e) for _, b, e in crop]
     y = F.conv2d(x, w, B, stride=(1, 1), padding=tuple(begin + end),
-                 dilate=(dilations[1], dilations[0]), group=group,
-                 padding_mode=Padding_Mode.VALID)
+                 dilate=(dil[1], dil[0]), group=group, padding_mode=Padding_Mode.VALID)
+    big = np.iinfo(np.int64).max
+    for axis, head, tail in crop:
+        # Pads past the kernel: what the convolution could not drop is sliced away.
+        if head or tail:
+            y = F.onnx_slice(y, F.const(np.array([head], np.int64)),
+                             F.const(np.array([tail or big], np.int64)),
+                             F.const(np.array([axis], np.int64)))
     return F.squeeze(y, [2]) if n == 1 else y
 
 

@@ -70,26 +70,63 @@ def gather_nd(ctx, data, indices, batch_dims=0):
 
 @onnx_op("ScatterND", since=11)
 def scatter_nd(ctx, data, indices, updates, reduction="none"):
-    if reduction != "none":
+    shape = ctx.known_shape(data)
+    indices, updates = _scatter_nd_layout(ctx, indices, updates)
+    if reduction != "none" or shape is None:
+        # Dynamic dims: MNN's ScatterNd into data, its shape read when the graph runs.
         return F.onnx_scatter_nd(data, indices, updates, reduction)
-    shape = _shape(ctx, data)
     # data where no index points, updates where one does (ONNX forbids repeats).
     placed = F.scatter_nd(indices, updates, shape)
     hit = F.scatter_nd(indices, F.cast(F.ones_like(updates), np.int32), shape)
     return F.select(F.greater(hit, F.zeros_like(hit)), placed, data)
 
 
+def _scatter_nd_layout(ctx, indices, updates):
+    """ScatterND's indices and updates with ``k - 1`` leading unit axes and the batch
+    axes merged into one: ``(1, ..., 1, B, k)`` and ``(1, ..., 1, B, slice...)``, the same
+    scatter. MNN's ScatterNd sizes each update slice by the updates' axes from ``k`` on,
+    which is right only when indices has ``k + 1`` axes; this layout makes it so (ours
+    reads either)."""
+    ix, up = ctx.partial_shape(indices), ctx.partial_shape(updates)
+    if ix is None or up is None or len(ix) < 1 or ix[-1] < 1:
+        return indices, updates
+    k, batch = ix[-1], len(ix) - 1
+    if batch == k:
+        return indices, updates
+    lead = [1] * (k - 1)
+    indices = F.reshape(indices, lead + [-1, k])
+    tail = up[batch:]
+    if all(d >= 0 for d in tail):
+        return indices, F.reshape(updates, lead + [-1] + list(tail))
+    dims = F.cast(F.shape(updates), np.int64)
+    tail = F.onnx_slice(dims, F.const(np.array([batch], np.int64)),
+                        F.const(np.array([np.iinfo(np.int64).max], np.int64)))
+    target = F.concat([F.const(np.array(lead + [-1], np.int64)), tail], 0)
+    return indices, F.onnx_reshape(updates, target)
+
+
 @onnx_op("ScatterElements", since=11)
 def scatter_elements(ctx, data, indices, updates, axis=0, reduction="none"):
-    rank = len(_shape(ctx, data))
-    axis = _axis(ctx, axis, rank)
-    dim = same_dtype_const(_shape(ctx, data)[axis], indices)
+    shape = ctx.known_shape(data) or ctx.partial_shape(data) or _shape(ctx, data)
+    axis = _axis(ctx, axis, len(shape))
+    # Negative indices count from the end of the axis; a dynamic axis's size is read
+    # when the graph runs.
+    if shape[axis] >= 0:
+        dim = same_dtype_const(shape[axis], indices)
+    else:
+        dim = F.cast(F.gather(F.shape(data), F.const(np.array(axis)), 0), indices.dtype)
     idx = F.select(F.less(indices, F.zeros_like(indices)), F.add(indices, dim), indices)
-    if reduction == "none":
+    ix = ctx.known_shape(indices)
+    static = ctx.known_shape(data) is not None
+    # numpy's scatters broadcast the indices over the other axes of data; ONNX writes
+    # only where indices has entries: those forms serve when the shapes agree there.
+    whole = static and ix is not None and \
+        all(i == d for k, (i, d) in enumerate(zip(ix, shape)) if k != axis)
+    if reduction == "none" and whole:
         return put_along_axis(data, idx, updates, axis)
-    if reduction == "add":
+    if reduction == "add" and whole:
         added = apply("scatter_add_along_axis", [updates, idx], axis=axis,
-                      shape=tuple(_shape(ctx, data)))[0]
+                      shape=tuple(shape))[0]
         return F.add(data, added)
     return F.onnx_scatter_elements(data, idx, updates, axis, reduction)
 

@@ -1,7 +1,9 @@
 """Single-op models with dynamic N/H/W (symbolic dims) convert without
 --inputConfigFile: the .mnn file is written (a node left to run time has no MNN op and
 fails the write), and our loader and the real MNN wheel run it at two input sizes,
-matching onnxruntime. Conv/pooling with auto_pad SAME_UPPER use the ops' SAME mode."""
+matching onnxruntime. Conv/pooling with auto_pad SAME_UPPER use the ops' SAME mode;
+ConvTranspose on dynamic dims is the convolution it transposes, ScatterND/ScatterElements
+MNN's scatters into data."""
 import contextlib
 import io
 import os
@@ -99,6 +101,49 @@ CASES = {
               dict(outputs=["y", "z"], out_type=[TensorProto.FLOAT, TensorProto.INT64])),
     "gather_elements": ("GatherElements", dict(axis=2),
                         [np.array([[[[0], [-1]]]], np.int64)], _NCHW, _SIZES_4D),
+    "conv_transpose_same_upper": ("ConvTranspose", dict(strides=[2, 2], auto_pad="SAME_UPPER"),
+                                  [_w(C, 3, 3, 3), _w(3)], _NCHW, _SIZES_4D),
+    "conv_transpose_same_lower": ("ConvTranspose", dict(strides=[2, 3], auto_pad="SAME_LOWER"),
+                                  [_w(C, 3, 4, 3)], _NCHW, _SIZES_4D),
+    "conv_transpose_1d_same": ("ConvTranspose", dict(strides=[3], auto_pad="SAME_LOWER",
+                                                     dilations=[2]),
+                               [_w(C, 2, 4)], ["N", C, "L"], [(1, C, 9), (3, C, 14)]),
+    # output_shape: the padding follows from the static H/W (the batch is dynamic);
+    # 9 -> 19 and 11 -> 23 are one short of the shape asked (the extra is output padding).
+    "conv_transpose_output_shape": ("ConvTranspose", dict(strides=[2, 2], output_shape=[20, 24]),
+                                    [_w(C, 3, 3, 3), _w(3)], ["N", C, 9, 11],
+                                    [(1, C, 9, 11), (3, C, 9, 11)]),
+    "conv_transpose_output_shape_cropped": ("ConvTranspose",
+                                            dict(strides=[2, 2], output_shape=[18, 21],
+                                                 auto_pad="SAME_UPPER"),
+                                            [_w(C, 3, 3, 3)], ["N", C, 10, 10],
+                                            [(1, C, 10, 10), (3, C, 10, 10)]),
+    "conv_transpose_pads_past_kernel": ("ConvTranspose", dict(strides=[2, 2], pads=[3, 0, 0, 4]),
+                                        [_w(C, 3, 3, 3)], _NCHW, _SIZES_4D),
+    "conv_transpose_1d_pads_past_kernel": ("ConvTranspose", dict(strides=[2], pads=[4, 1],
+                                                                 output_padding=[1]),
+                                           [_w(C, 2, 3), _w(2)], ["N", C, "L"],
+                                           [(1, C, 9), (3, C, 14)]),
+    "scatter_nd_rows": ("ScatterND", {}, [np.array([[0], [2]], np.int64), _w(2, C, 5)],
+                        ["N", C, 5], [(3, C, 5), (4, C, 5)]),
+    # A KV-cache style update: one position of a dynamic sequence axis per (batch, head);
+    # indices with fewer batch axes than index components (MNN's ScatterNd needs them
+    # laid out again).
+    "scatter_nd_cache": ("ScatterND", {},
+                         [np.array([[0, 0, 3], [0, 1, 3], [1, 0, 3], [1, 1, 3]], np.int64),
+                          _w(4, 5)], [2, 2, "S", 5], [(2, 2, 4, 5), (2, 2, 9, 5)]),
+    "scatter_nd_add": ("ScatterND", dict(reduction="add"),
+                       [np.array([[1, 0], [1, 0]], np.int64), _w(2, 5)], ["N", "S", 5],
+                       [(2, 3, 5), (3, 4, 5)]),
+    "scatter_elements_part": ("ScatterElements", dict(axis=1),
+                              [np.array([[1, 0, 2]], np.int64), _w(1, 3)], ["N", 4],
+                              [(2, 4), (3, 4)]),
+    "scatter_elements_negative": ("ScatterElements", dict(axis=1),
+                                  [np.array([[-1, 0], [2, -2]], np.int64), _w(2, 2)],
+                                  [2, "L"], [(2, 4), (2, 7)]),
+    "scatter_elements_add": ("ScatterElements", dict(axis=0, reduction="add"),
+                             [np.array([[1, 0, 1]], np.int64), _w(1, 3)], ["N", 3],
+                             [(2, 3), (5, 3)]),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
@@ -175,3 +220,13 @@ def test_same_lower_with_stride_over_kernel_needs_static_shapes(tmp_path):
     got = np.asarray(mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
                      .read())
     np.testing.assert_allclose(got, run_ort(model, {"x": x})["y"], rtol=1e-4, atol=1e-5)
+
+
+def test_scatter_elements_indices_smaller_than_data_static():
+    """ScatterElements writes only where indices has entries, also with static shapes
+    (numpy's put_along_axis would broadcast the indices over the other axes)."""
+    model = _model("scatter_elements_part")
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 3
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    got = load_onnx(model).run({"x": x})["y"]
+    np.testing.assert_allclose(got, run_ort(model, {"x": x})["y"], rtol=1e-6)
