@@ -433,6 +433,11 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
 @onnx_op("LpPool", since=2)
 def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
             p=2, pads=None, strides=None):
+    partial = ctx.partial_shape(X)
+    if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial) and \
+            partial[1] >= 0 and not ceil_mode:
+        return _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides,
+                                partial[1])
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
     if n == 3:
         return F.lp_pool3d(X, p=float(p), ceil_mode=bool(ceil_mode), **_torch_pool_args(g))
@@ -440,6 +445,21 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
     y = F.lp_pool(X, a["kernel"], a["stride"], float(p), a["padding_mode"], a["pads"],
                   bool(ceil_mode), a["dilation"])
     return _unlift(y, n, g)
+
+
+def _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides, channels):
+    """1-d/2-d LpPool of an input with dynamic dims (static channels): the window sums of
+    ``|x|^p`` are a depthwise convolution with a kernel of ones (padding adds zeros, as
+    in LpPool), then the p-th root. The convolution takes explicit or SAME padding on
+    any input size; ceil mode, whose last window depends on the size, needs static
+    shapes."""
+    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    k, s, d = g["kernel"], g["strides"], g["dilations"]
+    powered = F.pow(F.abs(X), same_dtype_const(float(p), X))
+    ones = F.const(np.ones((channels, 1, k[0], k[1]), X.dtype))
+    sums = F.conv2d(powered, ones, None, stride=(s[1], s[0]), padding=tuple(g["pads"]),
+                    dilate=(d[1], d[0]), group=channels, padding_mode=g["mode"])
+    return _unlift(F.pow(sums, same_dtype_const(1.0 / float(p), X)), n, g)
 
 
 def _global(ctx, X, reduce):
