@@ -18,6 +18,7 @@
 #ifndef MNN_DW3X3_KERNEL_H
 #define MNN_DW3X3_KERNEL_H
 #include <stddef.h>
+#include <stdint.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -55,80 +56,107 @@ static inline __mmask16 mnn_dw3x3_lanes(ptrdiff_t lo, ptrdiff_t hi) {
     return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
-/* Stride 1, the whole row [0, OW) in 16-lane steps, edges included: tap j of lane l
-   reads column ox0 + l - pl + j, and the load mask keeps only the lanes whose column is
-   inside [0, W), so the padding reads as zero and no scalar edge loop is needed. The
-   addresses of masked-off lanes are never accessed. */
-static void mnn_dw3x3_row_s1(const float *const rows[3], const float *k, float b, float *y,
-                             ptrdiff_t OW, ptrdiff_t W, ptrdiff_t pl, float lo, float hi) {
-    __m512 kv[9];
-    for (int t = 0; t < 9; t++) kv[t] = _mm512_set1_ps(k[t]);
-    __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    for (ptrdiff_t ox = 0; ox < OW; ox += 16) {
-        ptrdiff_t c = OW - ox < 16 ? OW - ox : 16;
-        __m512 acc = vb;
-        for (int j = 0; j < 3; j++) {
-            ptrdiff_t base = ox - pl + j;  /* column of lane 0 */
-            __mmask16 m = mnn_dw3x3_lanes(-base, c < W - base ? c : W - base);
-            for (int i = 0; i < 3; i++) {
-                /* integer address arithmetic: base may point before the row */
-                const float *r = (const float *)((ptrdiff_t)rows[i] +
-                                                 base * (ptrdiff_t)sizeof(float));
-                acc = _mm512_fmadd_ps(kv[3 * i + j], _mm512_maskz_loadu_ps(m, r), acc);
-            }
-        }
-        acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
-        _mm512_mask_storeu_ps(y + ox, mnn_dw3x3_mask(c), acc);
-    }
+/* 16 floats from column col of row (col may be negative: integer address arithmetic,
+   and the mask keeps only lanes whose column lies inside the row, so no other
+   address is accessed). */
+static inline __m512 mnn_dw3x3_load(const float *row, ptrdiff_t col, __mmask16 m) {
+    const float *p = (const float *)((uintptr_t)row + (uintptr_t)(col * (ptrdiff_t)sizeof(float)));
+    return _mm512_maskz_loadu_ps(m, p);
 }
 
-static void mnn_dw3x3_interior(const float *const rows[3], const float *k, float b,
-                               float *y, ptrdiff_t lo_x, ptrdiff_t hi_x, int sw,
-                               ptrdiff_t pl, float lo, float hi) {
-    __m512 kv[9];
-    for (int t = 0; t < 9; t++) kv[t] = _mm512_set1_ps(k[t]);
-    __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    if (sw == 1) {
-        for (ptrdiff_t ox = lo_x; ox < hi_x; ox += 16) {
-            __mmask16 m = mnn_dw3x3_mask(hi_x - ox);
-            ptrdiff_t base = ox - pl;
-            __m512 acc = vb;
-            for (int i = 0; i < 3; i++) {
-                const float *r = rows[i] + base;
-                acc = _mm512_fmadd_ps(kv[3 * i], _mm512_maskz_loadu_ps(m, r), acc);
-                acc = _mm512_fmadd_ps(kv[3 * i + 1], _mm512_maskz_loadu_ps(m, r + 1), acc);
-                acc = _mm512_fmadd_ps(kv[3 * i + 2], _mm512_maskz_loadu_ps(m, r + 2), acc);
-            }
-            acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
-            _mm512_mask_storeu_ps(y + ox, m, acc);
-        }
-        return;
+#define MNN_DW3X3_INLINE static inline __attribute__((always_inline))
+#define MNN_DW3X3_MAX_ROWS 4
+
+/* R output rows oy .. oy + R - 1 at once, the whole width [0, OW) in 16-lane steps,
+   edges included. The input rows the R rows read overlap ((R - 1) * sh + 3 distinct
+   rows instead of 3R), so each is loaded once per step and feeds every output row that
+   uses it: about half the loads of one row at a time for R = 4, stride 1. Tap j of
+   lane l reads column ox*sw - pl + l*sw + j; the load masks keep the columns inside
+   [0, W), so the padding reads as zero and there are no scalar edge columns. R, sh and
+   sw are compile-time constants at every call (the loops unroll, the tap selection
+   folds away); sh only matters for R > 1. */
+MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
+                                     const __m512 kv[9], __m512 vb, __m512 vlo, __m512 vhi,
+                                     float *y, ptrdiff_t oy, ptrdiff_t OW, ptrdiff_t sh,
+                                     const int sw, ptrdiff_t pt, ptrdiff_t pl,
+                                     const float *zeros, const int R) {
+    const int Q = (int)((R - 1) * sh + 3);
+    const float *rows[(MNN_DW3X3_MAX_ROWS - 1) * 2 + 3];
+    for (int q = 0; q < Q; q++) {
+        ptrdiff_t iy = oy * sh - pt + q;
+        rows[q] = (iy >= 0 && iy < H) ? x + iy * W : zeros;
     }
-    /* sw == 2: lanes l < c read columns base + 2l (+1, +2), base = 2*ox - pl. */
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
                                            26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
                                           27, 29, 31);
-    for (ptrdiff_t ox = lo_x; ox < hi_x; ox += 16) {
-        ptrdiff_t c = hi_x - ox < 16 ? hi_x - ox : 16;
-        __mmask16 m = mnn_dw3x3_mask(c);
-        /* columns base .. base + 2c - 1 for taps 0 and 1, base + 2 .. base + 2c for 2 */
-        __mmask16 m0 = mnn_dw3x3_mask(2 * c), m1 = mnn_dw3x3_mask(2 * c - 16);
-        __mmask16 s0 = mnn_dw3x3_mask(2 * c - 1), s1 = mnn_dw3x3_mask(2 * c - 17);
-        ptrdiff_t base = 2 * ox - pl;
-        __m512 acc = vb;
-        for (int i = 0; i < 3; i++) {
-            const float *r = rows[i] + base;
-            __m512 a0 = _mm512_maskz_loadu_ps(m0, r), a1 = _mm512_maskz_loadu_ps(m1, r + 16);
-            __m512 b0 = _mm512_maskz_loadu_ps(s0, r + 2);
-            __m512 b1 = _mm512_maskz_loadu_ps(s1, r + 18);
-            acc = _mm512_fmadd_ps(kv[3 * i], _mm512_permutex2var_ps(a0, even, a1), acc);
-            acc = _mm512_fmadd_ps(kv[3 * i + 1], _mm512_permutex2var_ps(a0, odd, a1), acc);
-            acc = _mm512_fmadd_ps(kv[3 * i + 2], _mm512_permutex2var_ps(b0, even, b1), acc);
+    for (ptrdiff_t ox = 0; ox < OW; ox += 16) {
+        ptrdiff_t c = OW - ox < 16 ? OW - ox : 16;
+        ptrdiff_t base = ox * sw - pl;  /* column of lane 0, tap 0 */
+        __mmask16 m[4];
+        if (sw == 1) {
+            for (int j = 0; j < 3; j++) {
+                ptrdiff_t bj = base + j;
+                m[j] = mnn_dw3x3_lanes(-bj, c < W - bj ? c : W - bj);
+            }
+        } else {
+            /* taps 0, 1: columns base .. base + 2c - 1 in two vectors; tap 2: columns
+               base + 2 .. base + 2c in two more (then even/odd lanes picked out) */
+            ptrdiff_t ha = 2 * c < W - base ? 2 * c : W - base;
+            ptrdiff_t hb = 2 * c - 1 < W - base - 2 ? 2 * c - 1 : W - base - 2;
+            m[0] = mnn_dw3x3_lanes(-base, ha);
+            m[1] = mnn_dw3x3_lanes(-base - 16, ha - 16);
+            m[2] = mnn_dw3x3_lanes(-base - 2, hb);
+            m[3] = mnn_dw3x3_lanes(-base - 18, hb - 16);
         }
-        acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
-        _mm512_mask_storeu_ps(y + ox, m, acc);
+        __m512 acc[MNN_DW3X3_MAX_ROWS];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) acc[r] = vb;
+#pragma GCC unroll 16
+        for (int q = 0; q < Q; q++) {
+            __m512 t[3];
+            if (sw == 1) {
+                for (int j = 0; j < 3; j++) t[j] = mnn_dw3x3_load(rows[q], base + j, m[j]);
+            } else {
+                __m512 a0 = mnn_dw3x3_load(rows[q], base, m[0]);
+                __m512 a1 = mnn_dw3x3_load(rows[q], base + 16, m[1]);
+                __m512 b0 = mnn_dw3x3_load(rows[q], base + 2, m[2]);
+                __m512 b1 = mnn_dw3x3_load(rows[q], base + 18, m[3]);
+                t[0] = _mm512_permutex2var_ps(a0, even, a1);
+                t[1] = _mm512_permutex2var_ps(a0, odd, a1);
+                t[2] = _mm512_permutex2var_ps(b0, even, b1);
+            }
+#pragma GCC unroll 8
+            for (int r = 0; r < R; r++) {
+                ptrdiff_t i = q - r * sh;  /* kernel row this input row is for output r */
+                if (i < 0 || i > 2) continue;
+                acc[r] = _mm512_fmadd_ps(kv[3 * i], t[0], acc[r]);
+                acc[r] = _mm512_fmadd_ps(kv[3 * i + 1], t[1], acc[r]);
+                acc[r] = _mm512_fmadd_ps(kv[3 * i + 2], t[2], acc[r]);
+            }
+        }
+        __mmask16 ms = mnn_dw3x3_mask(c);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) {
+            __m512 v = _mm512_min_ps(_mm512_max_ps(acc[r], vlo), vhi);
+            _mm512_mask_storeu_ps(y + (oy + r) * OW + ox, ms, v);
+        }
     }
+}
+
+/* Rows [0, OH) in blocks of R = 4 (then 2, then 1) with stride constants sh, sw. */
+MNN_DW3X3_INLINE void mnn_dw3x3_all_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
+                                         const __m512 kv[9], __m512 vb, __m512 vlo,
+                                         __m512 vhi, float *y, ptrdiff_t OH, ptrdiff_t OW,
+                                         const ptrdiff_t sh, const int sw, ptrdiff_t pt,
+                                         ptrdiff_t pl, const float *zeros) {
+    ptrdiff_t oy = 0;
+    for (; oy + 4 <= OH; oy += 4)
+        mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 4);
+    for (; oy + 2 <= OH; oy += 2)
+        mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 2);
+    for (; oy < OH; oy++)
+        mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 1);
 }
 #else
 static void mnn_dw3x3_interior(const float *const rows[3], const float *k, float b,
@@ -150,6 +178,22 @@ static void mnn_dw3x3_plane(const float *x, ptrdiff_t H, ptrdiff_t W, const floa
                             float b, float *y, ptrdiff_t OH, ptrdiff_t OW, ptrdiff_t sh,
                             int sw, ptrdiff_t pt, ptrdiff_t pl, const float *zeros,
                             float lo, float hi) {
+#if defined(__AVX512F__)
+    __m512 kv[9];
+    for (int t = 0; t < 9; t++) kv[t] = _mm512_set1_ps(k[t]);
+    __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    /* Each call spells its strides as constants so the row blocks specialize. */
+    if (sw == 1 && sh == 1)
+        mnn_dw3x3_all_rows(x, H, W, kv, vb, vlo, vhi, y, OH, OW, 1, 1, pt, pl, zeros);
+    else if (sw == 2 && sh == 2)
+        mnn_dw3x3_all_rows(x, H, W, kv, vb, vlo, vhi, y, OH, OW, 2, 2, pt, pl, zeros);
+    else if (sw == 1)
+        for (ptrdiff_t oy = 0; oy < OH; oy++)
+            mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, 1, pt, pl, zeros, 1);
+    else
+        for (ptrdiff_t oy = 0; oy < OH; oy++)
+            mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, 2, pt, pl, zeros, 1);
+#else
     /* Interior columns: ox*sw - pl >= 0 and ox*sw - pl + 2 <= W - 1. */
     ptrdiff_t lo_x = (pl + sw - 1) / sw;
     ptrdiff_t hi_x = W - 3 + pl >= 0 ? (W - 3 + pl) / sw + 1 : 0;
@@ -163,20 +207,12 @@ static void mnn_dw3x3_plane(const float *x, ptrdiff_t H, ptrdiff_t W, const floa
             rows[i] = (iy >= 0 && iy < H) ? x + iy * W : zeros;
         }
         float *yr = y + oy * OW;
-#if defined(__AVX512F__)
-        /* Narrow rows: the scalar edge columns are a large share, the masked row wins
-           (measured 7, 14, 28 wide: ~10% faster); wide rows: the interior loop without
-           per-tap masks wins (56, 112 wide: ~15%). */
-        if (sw == 1 && OW <= 32) {
-            mnn_dw3x3_row_s1(rows, k, b, yr, OW, W, pl, lo, hi);
-            continue;
-        }
-#endif
         for (ptrdiff_t ox = 0; ox < lo_x; ox++)
             yr[ox] = mnn_dw3x3_clamp(mnn_dw3x3_edge(rows, W, k, b, ox * sw - pl), lo, hi);
         mnn_dw3x3_interior(rows, k, b, yr, lo_x, hi_x, sw, pl, lo, hi);
         for (ptrdiff_t ox = hi_x; ox < OW; ox++)
             yr[ox] = mnn_dw3x3_clamp(mnn_dw3x3_edge(rows, W, k, b, ox * sw - pl), lo, hi);
     }
+#endif
 }
 #endif
