@@ -108,6 +108,8 @@ def _squeeze(ctx, data, axes):
         if partial is not None:
             axes = [_axis(ctx, a, len(partial)) for a in axes]
         return F.onnx_squeeze(data, F.const(np.array(axes, np.int64)))
+    if axes is None and ctx.known_shape(data) is None:
+        return _squeeze_unit_axes(data)
     shape = _shape(ctx, data)
     if axes is None:
         axes = [i for i, d in enumerate(shape) if d == 1]
@@ -118,6 +120,15 @@ def _squeeze(ctx, data, axes):
     if not axes:
         return data
     return F.reshape(data, [d for i, d in enumerate(shape) if i not in axes])
+
+
+def _squeeze_unit_axes(data):
+    """Squeeze without axes of an input with dynamic dims: every axis of size 1 when the
+    graph runs, a dynamic one included (ONNX's rule), so the result's rank is known only
+    then. The unit axes are looked up in the run-time shape (MNN's Squeeze with an axes
+    tensor; an empty one squeezes nothing)."""
+    unit = F.where(F.equal(F.shape(data), F.const(np.int32(1))))
+    return F.onnx_squeeze(data, F.cast(F.reshape(unit, [-1]), np.int64))
 
 
 @onnx_op("Unsqueeze", since=1, until=13)

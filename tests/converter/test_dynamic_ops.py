@@ -152,6 +152,11 @@ CASES = {
                                           auto_pad="SAME_LOWER"), [], _NCHW, _SIZES_4D),
     "lp_pool_1d": ("LpPool", dict(kernel_shape=[3], strides=[2], pads=[1, 2]), [],
                    ["N", C, "L"], [(1, C, 9), (3, C, 14)]),
+    # Squeeze without axes drops a dynamic axis too when it is 1 at run time (N below).
+    "squeeze_no_axes": ("Squeeze", {}, [], ["N", 1, "H", 1], [(1, 1, 3, 1), (5, 1, 7, 1)]),
+    "squeeze_no_axes_opset11": ("Squeeze", {}, [], ["N", 1, "H", 1],
+                                [(2, 1, 3, 1), (5, 1, 1, 1)], dict(opset=11)),
+    "squeeze_no_unit_axes": ("Squeeze", {}, [], ["N", 3, "H"], [(2, 3, 4), (5, 3, 7)]),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
