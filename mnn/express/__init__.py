@@ -46,6 +46,8 @@ from .ops import (nn_activation, nn_conv, nn_detection, nn_layout, nn_norm,  # n
                   nn_pool, nn_resize, nn_roi, nn_sample)
 _OP_MODULES += [nn_activation, nn_conv, nn_detection, nn_layout, nn_norm, nn_pool, nn_resize,
                 nn_roi, nn_sample]
+from .ops import render  # noqa: E402 - MNN's nvdiffrast-style render ops
+_OP_MODULES += [render]
 
 
 def _export(modules, namespace):

@@ -19,6 +19,7 @@ from . import (  # imported for their registrations (DECODERS, ENCODERS)
     map_linalg,
     map_math,
     map_nn,
+    map_render,
     map_rnn,
     map_sample,
     map_scatter,

@@ -21,6 +21,7 @@ from . import (  # imported for their registrations (DECODERS, ENCODERS)
     map_math,
     map_narrow,
     map_nn,
+    map_render,
     map_sample,
     map_scatter,
     map_shape,
