@@ -9,6 +9,7 @@ from . import (  # noqa: F401
                quant,
                quant_linear,
                reduce,
+               render,
                rnn,
                selection,
                sequence,
