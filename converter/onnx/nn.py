@@ -395,6 +395,70 @@ def _max_pool_indices(ctx, X, n, g, ceil_mode, storage_order):
     return F.squeeze(idx, [2]) if n == 1 else idx
 
 
+def _i64(values):
+    return F.const(np.array(values, np.int64))
+
+
+def _pool_taps(X, g):
+    """The windows of a 2-d max pooling with explicit pads (no ceil mode) as one axis:
+    ``(N, C, taps, OH, OW)``, from ops that take run-time sizes. The input is padded
+    with -inf and each kernel tap is a strided slice with constant bounds (tap ``t``
+    starts at ``t * dilation`` and ends ``(k - 1 - t) * dilation`` before the end), so
+    the taps are in the window's row-major order. Serves where MNN's Pooling does not:
+    dilated windows, and MaxPool's ``Indices``."""
+    from mnn.express.enums import PadValue_Mode
+    from mnn.express.graph import apply
+
+    k, s, d = g["kernel"], g["strides"], g["dilations"]
+    top, left, bottom, right = g["pads"]
+    padded = apply("pad", [X], pads=((0, 0), (0, 0), (top, bottom), (left, right)),
+                   mode=PadValue_Mode.CONSTANT, value=float("-inf"))[0]
+    big = np.iinfo(np.int64).max
+    taps = []
+    for ty in range(k[0]):
+        for tx in range(k[1]):
+            ends = [-(k[0] - 1 - ty) * d[0] or big, -(k[1] - 1 - tx) * d[1] or big]
+            tap = F.onnx_slice(padded, _i64([ty * d[0], tx * d[1]]), _i64(ends), _i64([2, 3]),
+                               _i64([s[0], s[1]]))
+            taps.append(F.unsqueeze(tap, [2]))
+    return F.concat(taps, 2)
+
+
+def _indices_from_taps(ctx, X, stacked, n, g, storage_order):
+    """MaxPool's ``Indices`` from :func:`_pool_taps`' windows: the first tap holding the
+    maximum (argmax, row-major like the window), its input position worked out from the
+    output position and the tap, plus the plane's offset in the whole tensor."""
+    if storage_order not in (0, 1):
+        raise ctx.error(f"storage_order must be 0 or 1, got {storage_order}")
+    k, s, d = g["kernel"], g["strides"], g["dilations"]
+    top, left = g["pads"][:2]
+    tap = F.cast(F.argmax(stacked, 2), np.int64)  # (N, C, OH, OW)
+    ty = F.floordiv(tap, _i64(k[1]))
+    tx = F.floormod(tap, _i64(k[1]))
+    out_dims = F.cast(F.shape(stacked), np.int64)
+    in_dims = F.cast(F.shape(X), np.int64)
+
+    def dim(dims, i):
+        return F.reshape(F.gather(dims, F.const(np.array(i, np.int32)), 0), [])
+
+    def arange(size, shape):
+        return F.reshape(F.range(_i64(0), size, _i64(1)), shape)
+
+    oy, ox = arange(dim(out_dims, 3), [-1, 1]), arange(dim(out_dims, 4), [1, -1])
+    iy = F.add(F.multiply(oy, _i64(s[0])), F.subtract(F.multiply(ty, _i64(d[0])), _i64(top)))
+    ix = F.add(F.multiply(ox, _i64(s[1])), F.subtract(F.multiply(tx, _i64(d[1])), _i64(left)))
+    h, w = dim(in_dims, 2), dim(in_dims, 3)
+    if storage_order == 1 and n == 2:
+        plane_pos = F.add(F.multiply(ix, h), iy)
+    else:
+        plane_pos = F.add(F.multiply(iy, w), ix)
+    # Plane number n * C + c, times the plane size.
+    plane = F.add(F.multiply(arange(dim(in_dims, 0), [-1, 1, 1, 1]), dim(in_dims, 1)),
+                  arange(dim(in_dims, 1), [1, -1, 1, 1]))
+    idx = F.add(plane_pos, F.multiply(plane, F.multiply(h, w)))
+    return F.squeeze(idx, [2]) if n == 1 else idx
+
+
 @onnx_op("MaxPool", since=1)
 def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
              kernel_shape=None, pads=None, storage_order=0, strides=None):
@@ -403,16 +467,26 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
     if dtype.kind != "f":
         # Integer images: the maximum of exactly representable values is exact in float.
         X = F.cast(X, np.float64)
-    if n == 3:
+    indices = len(ctx.node.output) > 1 and ctx.node.output[1]
+    # Windows as slices for what MNN's Pooling lacks (dilation, the indices), where the
+    # window positions do not depend on the input size (explicit pads, no ceil mode).
+    stacked = None
+    if n in (1, 2) and not ceil_mode and g["mode"] == Padding_Mode.VALID and \
+            (indices or any(v > 1 for v in g["dilations"])):
+        stacked = _pool_taps(X, g)
+        y = F.reduce_max(stacked, [2], False)
+    elif n == 3:
         y = F.max_pool3d(X, ceil_mode=bool(ceil_mode), **_torch_pool_args(g))
     else:
         y = F.max_pool(X, ceil_mode=bool(ceil_mode), **_mnn_pool_args(g))
     if dtype.kind != "f":
         y = F.cast(y, dtype)
     y = _unlift(y, n, g)
-    if len(ctx.node.output) > 1 and ctx.node.output[1]:
-        return y, _max_pool_indices(ctx, X, n, g, ceil_mode, int(storage_order))
-    return y
+    if not indices:
+        return y
+    if stacked is not None:
+        return y, _indices_from_taps(ctx, X, stacked, n, g, int(storage_order))
+    return y, _max_pool_indices(ctx, X, n, g, ceil_mode, int(storage_order))
 
 
 @onnx_op("AveragePool", since=1)

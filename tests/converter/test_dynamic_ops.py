@@ -30,6 +30,7 @@ def _w(*shape, scale=0.5):
 # outputs, out_type (one for all outputs, or a list), opset])
 _NCHW = ["N", C, "H", "W"]
 _SIZES_4D = [(1, C, 9, 12), (2, C, 16, 7)]
+_WITH_INDICES = dict(outputs=["y", "z"], out_type=[TensorProto.FLOAT, TensorProto.INT64])
 CASES = {
     "prelu_channel": ("PRelu", {}, [_w(C, 1, 1)], _NCHW, _SIZES_4D),
     "prelu_broadcast": ("PRelu", {}, [_w(1, 1, 1)], _NCHW, _SIZES_4D),
@@ -157,6 +158,19 @@ CASES = {
     "squeeze_no_axes_opset11": ("Squeeze", {}, [], ["N", 1, "H", 1],
                                 [(2, 1, 3, 1), (5, 1, 1, 1)], dict(opset=11)),
     "squeeze_no_unit_axes": ("Squeeze", {}, [], ["N", 3, "H"], [(2, 3, 4), (5, 3, 7)]),
+    # MaxPool's Indices (and dilated windows) from the windows as strided slices.
+    "max_pool_indices": ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2]), [], _NCHW,
+                         _SIZES_4D, _WITH_INDICES),
+    "max_pool_indices_dilated": ("MaxPool", dict(kernel_shape=[3, 2], strides=[2, 1],
+                                                 pads=[1, 0, 1, 1], dilations=[1, 2]), [],
+                                 _NCHW, _SIZES_4D, _WITH_INDICES),
+    "max_pool_indices_column_major": ("MaxPool", dict(kernel_shape=[2, 3], strides=[2, 2],
+                                                      storage_order=1, pads=[0, 1, 1, 0]),
+                                      [], _NCHW, _SIZES_4D, _WITH_INDICES),
+    "max_pool_indices_1d": ("MaxPool", dict(kernel_shape=[3], strides=[2], pads=[1, 1]), [],
+                            ["N", C, "L"], [(1, C, 9), (3, C, 14)], _WITH_INDICES),
+    "max_pool_dilated": ("MaxPool", dict(kernel_shape=[2, 2], strides=[1, 2],
+                                         dilations=[2, 3]), [], _NCHW, _SIZES_4D),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
