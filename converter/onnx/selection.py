@@ -199,24 +199,26 @@ def _top_k(ctx, X, k, axis, largest):
 
 @onnx_op("Hardmax", since=13)
 def hardmax(ctx, input, axis=-1):
-    # The rank and the size of ``axis`` (the one-hot depth) must be static.
+    # One where the first maximum along ``axis`` is: its position compared with the
+    # positions 0 .. size - 1 of the axis (read when the graph runs when dynamic).
     shape = ctx.partial_shape(input) or _shape(ctx, input)
     axis = _axis(ctx, axis, len(shape))
-    if shape[axis] < 0:
-        shape = _shape(ctx, input)
-    idx = F.argmax(input, axis, False)
-    return F.cast(F.one_hot(idx, shape[axis], 1.0, 0.0, axis), input.dtype)
+    idx = F.argmax(input, axis, True)
+    if shape[axis] >= 0:
+        size = F.const(np.array(shape[axis], np.int32))
+    else:
+        size = F.cast(F.gather(F.shape(input), F.const(np.array(axis, np.int32)), 0),
+                      np.int32)
+    positions = F.range(F.const(np.array(0, np.int32)), size, F.const(np.array(1, np.int32)))
+    positions = F.reshape(positions, [-1] + [1] * (len(shape) - 1 - axis))
+    return F.cast(F.equal(F.cast(idx, np.int32), positions), input.dtype)
 
 
 @onnx_op("Hardmax", since=1, until=13)
 def hardmax_v1(ctx, input, axis=1):
     """Opsets before 13 flatten to 2-D at ``axis`` first."""
-    # The dims from ``axis`` on (the one-hot depth) must be static; those before it may
-    # be dynamic.
     shape = ctx.partial_shape(input) or _shape(ctx, input)
     axis = _axis(ctx, axis, len(shape))
-    if any(d < 0 for d in shape[axis:]):
-        shape = _shape(ctx, input)
     y = hardmax(ctx, flatten_2d(input, shape, axis), 1)
     if all(d >= 0 for d in shape):
         return F.reshape(y, shape)
@@ -225,11 +227,14 @@ def hardmax_v1(ctx, input, axis=1):
 
 @onnx_op("Compress", since=9)
 def compress(ctx, input, condition, axis=None):
-    if axis is not None:
-        axis = _axis(ctx, axis, len(_shape(ctx, input)))
-    from mnn.express.ops.np_sorting import compress as _compress
-
-    return _compress(F.cast(condition, np.bool_), input, axis)
+    """The slices where ``condition`` is true: a gather of the true positions (MNN's
+    Where, then Gather), which takes run-time sizes; a shorter condition leaves the
+    slices past its end out, as ONNX says."""
+    picked = F.reshape(F.where(F.cast(condition, np.bool_)), [-1])
+    if axis is None:
+        return F.gather(F.reshape(input, [-1]), picked, 0)
+    shape = ctx.partial_shape(input) or _shape(ctx, input)
+    return F.gather(input, picked, _axis(ctx, axis, len(shape)))
 
 
 @onnx_op("NonZero", since=9)

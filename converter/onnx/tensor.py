@@ -195,9 +195,11 @@ def _split(ctx, x, sizes, axis, num_outputs):
     # Only the rank and the split axis's size must be static (other dims may be dynamic).
     shape = ctx.partial_shape(x) or _shape(ctx, x)
     axis = _axis(ctx, axis, len(shape))
+    n = num_outputs or len(ctx.node.output)
+    if shape[axis] < 0 and sizes is None:
+        return _split_dynamic_axis(x, axis, n)
     if shape[axis] < 0:
         shape = _shape(ctx, x)
-    n = num_outputs or len(ctx.node.output)
     dim = shape[axis]
     if sizes is None:
         # Equal parts; with num_outputs the last may be smaller (ceil division).
@@ -216,6 +218,26 @@ def _split(ctx, x, sizes, axis, num_outputs):
         outs.append(x[key])
         start += s
     return outs
+
+
+def _split_dynamic_axis(x, axis, n):
+    """``n`` parts of a dynamic axis: ``ceil(size / n)`` long each, the last one shorter
+    when ``n`` does not divide the size (ONNX's num_outputs rule; an equal split
+    otherwise), as slices whose bounds are computed when the graph runs (Slice clamps
+    them to the axis)."""
+    size = F.gather(F.cast(F.shape(x), np.int64), F.const(np.array([axis], np.int32)), 0)
+    step = F.floordiv(F.add(size, _i64([n - 1])), _i64([n]))
+    axes = _i64([axis])
+    outs = []
+    for i in range(n):
+        start = F.multiply(step, _i64([i]))
+        end = F.multiply(step, _i64([i + 1])) if i < n - 1 else _i64([np.iinfo(np.int64).max])
+        outs.append(F.onnx_slice(x, start, end, axes))
+    return outs
+
+
+def _i64(values):
+    return F.const(np.array(values, np.int64))
 
 
 def _prefix_sum(sizes, count):
@@ -379,6 +401,23 @@ def tile(ctx, x, repeats):
 
 @onnx_op("EyeLike", since=9)
 def eye_like(ctx, input, dtype=None, k=0):
-    rows, cols = _shape(ctx, input)
     out_dtype = input.dtype if dtype is None else onnx_type(ctx, dtype)
-    return F.const(np.eye(rows, cols, k=k, dtype=out_dtype))
+    shape = ctx.known_shape(input)
+    if shape is not None:
+        if len(shape) != 2:
+            raise ctx.error(f"the input must be 2-d, got shape {shape}")
+        rows, cols = shape
+        return F.const(np.eye(rows, cols, k=k, dtype=out_dtype))
+    partial = ctx.partial_shape(input)
+    if partial is not None and len(partial) != 2:
+        raise ctx.error(f"the input must be 2-d, got rank {len(partial)}")
+    # Dynamic dims: ones where column - row == k, the sizes read when the graph runs.
+    dims = F.cast(F.shape(input), np.int32)
+    zero, one = F.const(np.array(0, np.int32)), F.const(np.array(1, np.int32))
+
+    def positions(i, shape):
+        size = F.gather(dims, F.const(np.array(i, np.int32)), 0)
+        return F.reshape(F.range(zero, size, one), shape)
+    diagonal = F.equal(F.subtract(positions(1, [1, -1]), positions(0, [-1, 1])),
+                       F.const(np.array(int(k), np.int32)))
+    return F.cast(diagonal, out_dtype)
