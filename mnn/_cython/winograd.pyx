@@ -1,190 +1,167 @@
 # cython: language_level=3
-"""Winograd F(4x4, 3x3) transforms for 3x3 stride-1 convolution.
+"""Winograd F(m x m, 3x3) convolution (m = 2 or 4), float32 (include/winograd_kernel.h).
 
-A 3x3 convolution producing a 4x4 output tile reads a 6x6 input tile ``d``. With the
-transforms of Lavin & Gray (interpolation points 0, +-1, +-2, infinity), the tile of
-output channel ``o`` is ``A^T [ sum_c (G g_oc G^T) * (B^T d_c B) ] A``: the sum over
-input channels is, for each of the 36 positions of the 6x6 transformed tile, one matrix
-product ``U[k] (O x C) @ V[k] (C x tiles)``, done by BLAS in the caller. That is 36
-multiply-adds per 16 outputs and channel pair instead of 144.
+A 3x3 stride-1 convolution producing an m x m output tile reads an (m+2) x (m+2) input
+tile. The input transform ``B^T d B`` and the output transform ``A^T M A`` (Lavin & Gray)
+turn the sum over input channels into, for each of the ``P = (m+2)^2`` positions of the
+transformed tile, one product ``V[k] (tiles x C) @ U[k] (C x O)``: 36 multiply-adds per
+16 outputs and channel pair for m = 4, 16 per 4 for m = 2, instead of 144 and 36.
 
-``input_transform`` fills ``V`` (36, C, N*TH*TW) from the zero-padded input;
-``output_transform`` turns ``M`` (36, O, N*TH*TW) into the output (plus bias, clamp).
-Tiles are numbered ``t = (n*TH + th)*TW + tw``; tile ``(th, tw)`` covers outputs
-``4*th .. 4*th+3`` by ``4*tw .. 4*tw+3`` (those past the output edge are dropped).
-Array shapes are checked before any loop; the 6x6 patch reads test every pixel index.
+The image's tiles are cut into blocks whose transformed input and products fit in L2;
+each block is transformed, multiplied by our packed SGEMM micro-kernel and transformed
+back before the next. Threads take whole blocks when there are enough of them, otherwise
+they split one block's channels (input transform) and then its output channels.
+
+Every shape is checked here before the C code runs: the C code trusts its sizes.
 """
-cimport openmp
 import numpy as np
 from cython.parallel cimport prange
+cimport openmp
 from libc.math cimport INFINITY
 
-ctypedef fused real_t:
-    float
-    double
+cdef extern from "winograd_kernel.h":
+    const int MNN_SG_MR
+    const int MNN_SG_NR
+    const int MNN_WG_OL
+    void mnn_wg_input(int m, const float* x, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
+                      Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t tw_count, Py_ssize_t t0,
+                      Py_ssize_t nt, Py_ssize_t groups, Py_ssize_t c0, Py_ssize_t c1,
+                      float* V) nogil
+    void mnn_wg_gemm(int P, Py_ssize_t C, Py_ssize_t S, Py_ssize_t groups, const float* V,
+                     const float* Ub, float* M, Py_ssize_t j0, Py_ssize_t j1) nogil
+    void mnn_wg_output(int m, const float* M, Py_ssize_t rows, Py_ssize_t ldm,
+                       Py_ssize_t t0, Py_ssize_t nt, Py_ssize_t tw_count, float* y,
+                       Py_ssize_t O, Py_ssize_t OH, Py_ssize_t OW, const float* bias,
+                       float lo, float hi, Py_ssize_t o0, Py_ssize_t o1) nogil
+    void mnn_wg_block(int m, const float* x, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
+                      Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t tw_count, Py_ssize_t t0,
+                      Py_ssize_t nt, Py_ssize_t groups, const float* Ub, Py_ssize_t S,
+                      float* V, float* M, float* y, Py_ssize_t O, Py_ssize_t OH,
+                      Py_ssize_t OW, const float* bias, float lo, float hi) nogil
+
+# Transformed input plus products of one block, in bytes: what should stay in L2 (1 MB
+# per core here) with the weight strips streaming past.
+_BLOCK_BYTES = 640 << 10
 
 
-cdef inline void _bt16(real_t* p, Py_ssize_t s) noexcept nogil:
-    # In place B^T along one axis for 16 tiles at once: value r of lane l is p[r*s + l].
-    # The lane loop is innermost and contiguous, so it vectorizes.
-    cdef Py_ssize_t l
-    cdef real_t d0, d1, d2, d3, d4, d5
-    for l in range(16):
-        d0 = p[l]
-        d1 = p[s + l]
-        d2 = p[2 * s + l]
-        d3 = p[3 * s + l]
-        d4 = p[4 * s + l]
-        d5 = p[5 * s + l]
-        p[l] = 4 * d0 - 5 * d2 + d4
-        p[s + l] = -4 * d1 - 4 * d2 + d3 + d4
-        p[2 * s + l] = 4 * d1 - 4 * d2 - d3 + d4
-        p[3 * s + l] = -2 * d1 - d2 + 2 * d3 + d4
-        p[4 * s + l] = 2 * d1 - d2 - 2 * d3 + d4
-        p[5 * s + l] = 4 * d1 - 5 * d3 + d5
+def tiles(Py_ssize_t oh, Py_ssize_t ow, int m):
+    """Tile grid ``(TH, TW)`` of ``m x m`` tiles covering an ``oh x ow`` output."""
+    if m not in (2, 4):
+        raise ValueError(f"winograd: tile size must be 2 or 4, got {m}")
+    return (oh + m - 1) // m, (ow + m - 1) // m
 
 
-cdef inline void _at16(const real_t* p, Py_ssize_t s, real_t* o,
-                       Py_ssize_t os) noexcept nogil:
-    # o <- A^T p along one axis for 16 lanes (6 values at stride s -> 4 at stride os).
-    cdef Py_ssize_t l
-    cdef real_t m0, m1, m2, m3, m4, m5, a, b, c, e
-    for l in range(16):
-        m0 = p[l]
-        m1 = p[s + l]
-        m2 = p[2 * s + l]
-        m3 = p[3 * s + l]
-        m4 = p[4 * s + l]
-        m5 = p[5 * s + l]
-        a = m1 + m2
-        b = m1 - m2
-        c = m3 + m4
-        e = m3 - m4
-        o[l] = m0 + a + c
-        o[os + l] = b + 2 * e
-        o[2 * os + l] = a + 4 * c
-        o[3 * os + l] = b + 8 * e + m5
+def padded_channels(Py_ssize_t o):
+    """Output channels rounded up to whole weight strips (and output-transform vectors)."""
+    cdef Py_ssize_t step = max(MNN_SG_NR, MNN_WG_OL)
+    return (o + step - 1) // step * step
 
 
-def tiles(Py_ssize_t oh, Py_ssize_t ow):
-    """Tile grid ``(TH, TW)`` covering an ``oh x ow`` output."""
-    return (oh + 3) // 4, (ow + 3) // 4
+def pack_weight(u):
+    """The transformed weight ``u`` (``(P, O, C)`` float32, ``U[k] = (G w G^T)`` at
+    position ``k``) in the strip layout the kernel reads: ``(P, S, C, NR)``, output
+    channels past ``O`` zero."""
+    u = np.asarray(u)
+    if u.ndim != 3 or u.dtype != np.float32 or u.shape[0] not in (16, 36):
+        raise ValueError(f"winograd: transformed weight must be float32 (16 or 36, O, C), "
+                         f"got {u.dtype} {list(u.shape)}")
+    p, o, c = u.shape
+    op = padded_channels(o)
+    full = np.zeros((p, op, c), np.float32)
+    full[:, :o] = u
+    packed = full.reshape(p, op // MNN_SG_NR, MNN_SG_NR, c).transpose(0, 1, 3, 2)
+    return np.ascontiguousarray(packed)
 
 
-def input_transform(const real_t[:, :, :, ::1] x, real_t[:, :, ::1] v, Py_ssize_t pt,
-                    Py_ssize_t pl, Py_ssize_t th_count, Py_ssize_t tw_count,
-                    int nthreads=1):
-    """``v[:, c, t]`` = B^T d B of the 6x6 input patch of tile ``t`` in channel ``c``.
+def plan(Py_ssize_t n, Py_ssize_t c, Py_ssize_t o, Py_ssize_t oh, Py_ssize_t ow, int m,
+         int nthreads):
+    """``(block_tiles, scratch_floats)``: tiles per block (a multiple of MR) and the
+    float32 scratch :func:`conv` needs for these sizes and threads."""
+    th, tw = tiles(oh, ow, m)
+    cdef Py_ssize_t p = (m + 2) * (m + 2), t = th * tw, op = padded_channels(o)
+    cdef Py_ssize_t mr = MNN_SG_MR
+    cdef Py_ssize_t per_row = p * (c + op) * 4
+    cdef Py_ssize_t rows = max(mr, _BLOCK_BYTES // per_row // mr * mr)
+    rows = min(rows, (t + mr - 1) // mr * mr)
+    return rows, max(nthreads, 1) * p * rows * (c + op)
 
-    Tiles are transformed 16 at a time (one row of tiles), lanes innermost, and each of
-    the 36 results is stored as one contiguous run of up to 16 tiles.
+
+def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[::1] bias,
+         float[:, :, :, ::1] y, int m, Py_ssize_t pt, Py_ssize_t pl, float[::1] work,
+         int nthreads=1, double lo=-INFINITY, double hi=INFINITY):
+    """``y = clip(conv3x3(x, w) + bias, lo, hi)`` (stride 1, top/left pads ``pt``, ``pl``;
+    ``y``'s size sets the bottom/right ones) where ``ub = pack_weight(U)`` of ``w``.
+
+    ``work`` is float32 scratch of at least ``plan(...)[1]`` floats.
     """
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
-    if (v.shape[0] != 36 or v.shape[1] != C or v.shape[2] != N * th_count * tw_count
-            or nthreads < 1):
-        raise ValueError("winograd: transformed input buffer has the wrong shape")
-    if N == 0 or C == 0 or th_count == 0 or tw_count == 0:
-        return
-    scratch = np.empty((nthreads, 36 * 16), dtype=np.float32 if real_t is float else np.float64)
-    cdef real_t[:, ::1] buf = scratch
-    cdef Py_ssize_t job, n, c, th, tw0, lanes, l, t0, i, j, iy, ix, r, q, tid
-    cdef Py_ssize_t Hp = th_count * 4 + 2, Wp = (tw_count + 15) // 16 * 64 + 2
-    padded = np.empty((nthreads, Hp * Wp), dtype=scratch.dtype)
-    cdef real_t[:, ::1] pbuf = padded
-    # Padded columns q hold input column q - pl: inside the image for q0 <= q < q1.
-    cdef Py_ssize_t q0 = min(max(pl, 0), Wp), q1 = max(min(W + pl, Wp), min(max(pl, 0), Wp))
-    cdef real_t* d
-    cdef real_t* plane
-    cdef const real_t* row
-    with nogil:
-        for job in prange(N * C, num_threads=nthreads, schedule="static"):
-            tid = openmp.omp_get_thread_num()
-            d = &buf[tid, 0]
-            n = job // C
-            c = job % C
-            # Zero-padded copy of the plane covering every tile of 16-lane blocks, so
-            # the patch loads need no bounds tests: padded (r, q) is input
-            # (r - pt, q - pl).
-            plane = &pbuf[tid, 0]
-            for r in range(Hp):
-                iy = r - pt
-                if iy < 0 or iy >= H:
-                    for q in range(Wp):
-                        plane[r * Wp + q] = 0
-                    continue
-                # Columns [q0, q1) are inside the image: one branch-free run per row.
-                for q in range(q0):
-                    plane[r * Wp + q] = 0
-                for q in range(q0, q1):
-                    plane[r * Wp + q] = x[n, c, iy, q - pl]
-                for q in range(q1, Wp):
-                    plane[r * Wp + q] = 0
-            for th in range(th_count):
-                for tw0 in range(0, tw_count, 16):
-                    lanes = tw_count - tw0 if tw_count - tw0 < 16 else 16
-                    t0 = (n * th_count + th) * tw_count + tw0
-                    for i in range(6):
-                        row = plane + (th * 4 + i) * Wp + tw0 * 4
-                        for j in range(6):
-                            for l in range(16):
-                                d[(i * 6 + j) * 16 + l] = row[l * 4 + j]
-                    for j in range(6):
-                        _bt16(d + j * 16, 6 * 16)   # columns: B^T d
-                    for i in range(6):
-                        _bt16(d + i * 6 * 16, 16)   # rows: (B^T d) B
-                    for i in range(36):
-                        for l in range(lanes):
-                            v[i, c, t0 + l] = d[i * 16 + l]
-
-
-def output_transform(const real_t[:, :, ::1] m, real_t[:, :, :, ::1] y,
-                     const real_t[::1] bias, Py_ssize_t th_count, Py_ssize_t tw_count,
-                     int nthreads=1, double clamp_lo=-INFINITY, double clamp_hi=INFINITY):
-    """``y[n, o]`` tiles = A^T m A (+ bias, clipped to [clamp_lo, clamp_hi]); 16 tiles of
-    a tile row at a time, lanes innermost."""
-    cdef Py_ssize_t N = y.shape[0], O = y.shape[1], OH = y.shape[2], OW = y.shape[3]
-    if (m.shape[0] != 36 or m.shape[1] != O or m.shape[2] != N * th_count * tw_count
-            or bias.shape[0] != O or th_count * 4 < OH or tw_count * 4 < OW
-            or nthreads < 1):
-        raise ValueError("winograd: product buffer, bias or output has the wrong shape")
+    cdef Py_ssize_t O = y.shape[1], OH = y.shape[2], OW = y.shape[3]
+    if m not in (2, 4):
+        raise ValueError(f"winograd: tile size must be 2 or 4, got {m}")
+    cdef int P = (m + 2) * (m + 2)
+    cdef Py_ssize_t OP = padded_channels(O), S = OP // MNN_SG_NR
+    if (ub.shape[0] != P or ub.shape[1] != S or ub.shape[2] != C
+            or ub.shape[3] != MNN_SG_NR):
+        raise ValueError(f"winograd: packed weight {list(np.shape(ub))} does not match "
+                         f"F({m}x{m}, 3x3) with {C} input and {O} output channels")
+    if y.shape[0] != N or bias.shape[0] != O:
+        raise ValueError(f"winograd: output {list(np.shape(y))} or bias "
+                         f"[{bias.shape[0]}] does not match the input {list(np.shape(x))}")
+    if nthreads < 1:
+        raise ValueError("winograd: nthreads must be >= 1")
     if N == 0 or O == 0 or OH == 0 or OW == 0:
         return
-    scratch = np.empty((nthreads, 76 * 16), dtype=np.float32 if real_t is float else np.float64)
-    cdef real_t[:, ::1] buf = scratch
-    cdef Py_ssize_t job, n, o, th, tw0, lanes, l, t0, i, j, oy, ox, tid
-    cdef real_t* s
-    cdef real_t v, b, lo_v = <real_t>clamp_lo, hi_v = <real_t>clamp_hi
-    with nogil:
-        for job in prange(N * O, num_threads=nthreads, schedule="static"):
-            tid = openmp.omp_get_thread_num()
-            s = &buf[tid, 0]
-            n = job // O
-            o = job % O
-            b = bias[o]
-            for th in range(th_count):
-                for tw0 in range(0, tw_count, 16):
-                    lanes = tw_count - tw0 if tw_count - tw0 < 16 else 16
-                    t0 = (n * th_count + th) * tw_count + tw0
-                    for i in range(36):
-                        for l in range(16):
-                            s[i * 16 + l] = m[i, o, t0 + l] if l < lanes else 0
-                    # s[0:576] 6x6 -> s[576:960] 4x6 (columns) -> s[960:1216] 4x4 (rows)
-                    for j in range(6):
-                        _at16(s + j * 16, 6 * 16, s + 576 + j * 16, 6 * 16)
-                    for i in range(4):
-                        _at16(s + 576 + i * 6 * 16, 16, s + 960 + i * 4 * 16, 16)
-                    for i in range(4):
-                        oy = th * 4 + i
-                        if oy >= OH:
-                            break
-                        for l in range(lanes):
-                            for j in range(4):
-                                ox = (tw0 + l) * 4 + j
-                                if ox >= OW:
-                                    break
-                                v = s[960 + (i * 4 + j) * 16 + l] + b
-                                if v < lo_v:
-                                    v = lo_v
-                                elif v > hi_v:
-                                    v = hi_v
-                                y[n, o, oy, ox] = v
+    th, tw = tiles(OH, OW, m)
+    rows, need = plan(N, C, O, OH, OW, m, nthreads)
+    if work.shape[0] < need:
+        raise ValueError(f"winograd: scratch of {work.shape[0]} floats, need {need}")
+    cdef Py_ssize_t TW = tw, T = th * tw, R = rows, G = R // MNN_SG_MR
+    cdef Py_ssize_t blocks = (T + R - 1) // R, units = N * blocks
+    cdef Py_ssize_t vsize = P * R * C, per_thread = P * R * (C + OP)
+    cdef Py_ssize_t u, n, b, t0, nt, tid, part, parts, lo_i, hi_i, chunk
+    cdef Py_ssize_t step = max(1, MNN_WG_OL // MNN_SG_NR)
+    cdef float flo = <float>lo, fhi = <float>hi
+    cdef float* V
+    cdef float* M
+    if C == 0:
+        np.asarray(y)[...] = np.clip(np.asarray(bias)[None, :, None, None], lo, hi)
+        return
+    # Whole blocks per thread when each thread gets at least two; else every block is
+    # shared: the threads split its channels, then its output-channel strips.
+    if nthreads == 1 or units >= 2 * nthreads:
+        with nogil:
+            for u in prange(units, num_threads=nthreads, schedule="dynamic"):
+                tid = openmp.omp_get_thread_num()
+                n = u // blocks
+                t0 = (u % blocks) * R
+                nt = T - t0 if T - t0 < R else R
+                V = &work[tid * per_thread]
+                M = V + vsize
+                mnn_wg_block(m, &x[n, 0, 0, 0], C, H, W, pt, pl, TW, t0, nt, G, &ub[0, 0, 0, 0],
+                             S, V, M, &y[n, 0, 0, 0], O, OH, OW, &bias[0], flo, fhi)
+        return
+    parts = nthreads
+    V = &work[0]
+    M = V + vsize
+    for u in range(units):
+        n = u // blocks
+        t0 = (u % blocks) * R
+        nt = T - t0 if T - t0 < R else R
+        with nogil:
+            chunk = (C + parts - 1) // parts
+            for part in prange(parts, num_threads=nthreads, schedule="static"):
+                lo_i = part * chunk
+                hi_i = lo_i + chunk if lo_i + chunk < C else C
+                if lo_i < hi_i:
+                    mnn_wg_input(m, &x[n, 0, 0, 0], C, H, W, pt, pl, TW, t0, nt, G, lo_i,
+                                 hi_i, V)
+            # Strips per thread rounded so each thread's channels start on a vector of
+            # the output transform.
+            chunk = ((S + parts - 1) // parts + step - 1) // step * step
+            for part in prange(parts, num_threads=nthreads, schedule="static"):
+                lo_i = part * chunk
+                hi_i = lo_i + chunk if lo_i + chunk < S else S
+                if lo_i < hi_i:
+                    mnn_wg_gemm(P, C, S, G, V, &ub[0, 0, 0, 0], M, lo_i, hi_i)
+                    mnn_wg_output(m, M, R, OP, t0, nt, TW, &y[n, 0, 0, 0], O, OH, OW,
+                                  &bias[0], flo, fhi, lo_i * MNN_SG_NR, hi_i * MNN_SG_NR)

@@ -129,8 +129,9 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
         _dw_k.forward(x, w.reshape(o, kh, kw), bias, y, strides[0], strides[1], pads[0],
                       pads[1], dilations[0], dilations[1], nt, lo, hi)
         return y
-    if _use_winograd(x.shape, w.shape, strides, dilations, group):
-        _winograd(x, w, bias, y, pads, nt, clamp)
+    wino = _use_winograd(x.shape, w.shape, strides, dilations, group, x.dtype)
+    if wino:
+        _winograd(x, w, bias, y, pads, nt, wino, clamp)
         return y
     og = o // group
     w2 = w.reshape(o, cg * kh * kw)
@@ -272,46 +273,54 @@ def _packed_weight(w, group):
     return _PACKED.get(("sgemm", group), w, make)
 
 
-# Winograd F(4x4, 3x3): 36 GEMMs of (O x C) @ (C x tiles) instead of one of
-# (O x 9C) @ (9C x pixels), 2.25x fewer multiply-adds after the transforms. It pays off
-# once the channel counts make the GEMMs efficient and the image has several tiles.
-_WINO_G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
-                    [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
+# Winograd F(m x m, 3x3), m = 4 or 2: (m+2)^2 products of (tiles x C) @ (C x O) instead of
+# one of (pixels x 9C) @ (9C x O): 2.25x (m = 4) or 1.8x (m = 2) fewer multiply-adds after
+# the transforms. G maps a 3x3 kernel onto the (m+2) interpolation points (0, +-1, +-2
+# and infinity for m = 4; 0, +-1 and infinity for m = 2), as winograd_kernel.h's B and A.
+_WINO_G = {
+    4: np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+                 [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]]),
+    2: np.array([[1, 0, 0], [1 / 2, 1 / 2, 1 / 2], [1 / 2, -1 / 2, 1 / 2], [0, 0, 1]]),
+}
 
 
-def _use_winograd(x_shape, w_shape, strides, dilations, group):
-    # The transformed weight is 4x the size of the weight and is read once per call: with
-    # few tiles (small images) the GEMMs become bandwidth bound and im2col wins. Measured
-    # (one thread, float32, packed im2col GEMM): 256 channels at 14x14 (16 tiles) take
-    # 1.99 ms by Winograd, 1.62 ms by im2col; 128 at 28x28 (49 tiles) 0.83 vs 1.33 ms.
+def _use_winograd(x_shape, w_shape, strides, dilations, group, dtype=np.float32):
+    """Winograd tile size for this convolution: 4, 2, or 0 for im2col + GEMM."""
     o, c, kh, kw = w_shape
-    tiles = x_shape[0] * ((x_shape[2] + 3) // 4) * ((x_shape[3] + 3) // 4)
-    return (kh == 3 and kw == 3 and strides == (1, 1) and dilations == (1, 1) and group == 1
-            and c >= 16 and o >= 16 and tiles > 16)
+    if not (kh == 3 and kw == 3 and strides == (1, 1) and dilations == (1, 1)
+            and group == 1 and np.dtype(dtype) == np.float32 and c >= 16 and o >= 16):
+        return 0
+    # The transformed weight ((m+2)^2 / 9 times the weight: 4x for m = 4) is read once per
+    # block of tiles: on small images it is memory traffic for few products. Measured
+    # (benchmarks/bench_conv3x3.py, one thread): 512 channels at 7x7 (4 tiles of 4x4,
+    # 16 of 2x2) are fastest with m = 2, 256 at 14x14 with m = 4.
+    tiles4 = x_shape[0] * ((x_shape[2] + 3) // 4) * ((x_shape[3] + 3) // 4)
+    if tiles4 >= 16:
+        return 4
+    return 2 if tiles4 * 4 >= 16 else 0
 
 
-def _winograd_weight(w):
-    """``U[k, o, c]`` = (G w[o, c] G^T) flattened over the 6x6 positions ``k``; cached
-    with the packed GEMM weights (:class:`_PackCache`)."""
+def _winograd_weight(w, m):
+    """The transformed weight ``U[k] = G w G^T`` at the ``(m+2)^2`` positions ``k``, in
+    the kernel's strip layout (``winograd.pack_weight``); cached with the packed GEMM
+    weights (:class:`_PackCache`)."""
     def make(w):
-        u = np.einsum("ai,ocij,bj->aboc", _WINO_G, w.astype(np.float64), _WINO_G)
-        return np.ascontiguousarray(u.reshape(36, w.shape[0], w.shape[1]), dtype=w.dtype)
-    return _PACKED.get("winograd", w, make)
+        g = _WINO_G[m]
+        a = m + 2
+        # (O, C, a, a) = G w G^T per kernel, then positions first: (a*a, O, C).
+        u = (g @ w.astype(np.float64) @ g.T).reshape(w.shape[0], w.shape[1], a * a)
+        return _wino_k.pack_weight(u.transpose(2, 0, 1).astype(np.float32))
+    return _PACKED.get(("winograd", m), w, make)
 
 
-def _winograd(x, w, bias, y, pads, nt, clamp=None):
+def _winograd(x, w, bias, y, pads, nt, m, clamp=None):
     n, c = x.shape[:2]
-    o = w.shape[0]
-    th, tw = _wino_k.tiles(y.shape[2], y.shape[3])
-    tiles = n * th * tw
-    u = _winograd_weight(w)
-    v = nc.scratch("winograd_in", (36, c, tiles), x.dtype)
-    _wino_k.input_transform(x, v, pads[0], pads[1], th, tw, nt)
-    m = nc.scratch("winograd_prod", (36, o, tiles), x.dtype)
-    # The 36 products in one parallel region (a fork/join per product costs more).
-    _gemm_k.gemm_batched(u, v, m, nt)
+    o, oh, ow = y.shape[1:]
+    ub = _winograd_weight(w, m)
+    _, size = _wino_k.plan(n, c, o, oh, ow, m, nt)
+    work = nc.scratch("winograd", (size,), np.float32)
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    _wino_k.output_transform(m, y, bias, th, tw, nt, lo, hi)
+    _wino_k.conv(x, ub, bias, y, m, pads[0], pads[1], work, nt, lo, hi)
 
 
 def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, padding_mode,
