@@ -51,7 +51,9 @@ def gather_nd(ctx, data, indices, batch_dims=0):
         return F.gather_nd(data, indices)
     # Leading batch dims: flatten them into one and address it with an extra leading
     # index component (the batch number), then restore the batch shape.
-    ds, ix = _shape(ctx, data), _shape(ctx, indices, "indices")
+    ds, ix = ctx.known_shape(data), ctx.known_shape(indices)
+    if ds is None or ix is None:
+        return _gather_nd_batched_dynamic(ctx, data, indices, int(batch_dims))
     b = int(batch_dims)
     if not 0 < b < min(len(ds), len(ix)) or ds[:b] != ix[:b]:
         raise ctx.error(f"batch_dims {b} does not fit data {ds} and indices {ix}")
@@ -66,6 +68,41 @@ def gather_nd(ctx, data, indices, batch_dims=0):
     out = F.gather_nd(F.reshape(data, [batch] + ds[b:]), F.concat([F.const(ids), flat_idx],
                                                                   -1))
     return F.reshape(out, ds[:b] + mid + ds[b + k:])
+
+
+def _gather_nd_batched_dynamic(ctx, data, indices, b):
+    """GatherND with ``b`` batch dims on dynamic dims: as the static form (batch dims
+    merged, the batch number as an extra leading index component), every size read from
+    the run-time shapes. Needs the ranks and the index depth ``k``."""
+    ds, ix = ctx.partial_shape(data), ctx.partial_shape(indices)
+    if ds is None or ix is None or ix[-1] < 0:
+        _shape(ctx, data)
+        _shape(ctx, indices, "indices")
+    k = ix[-1]
+    if not 0 < b < min(len(ds), len(ix)) or b + k > len(ds):
+        raise ctx.error(f"batch_dims {b} and indices of depth {k} do not fit data of rank "
+                        f"{len(ds)} and indices of rank {len(ix)}")
+    big = np.iinfo(np.int64).max
+
+    def part(dims, start, stop):
+        return F.onnx_slice(dims, _i64([start]), _i64([stop]))
+
+    dd, di = F.cast(F.shape(data), np.int64), F.cast(F.shape(indices), np.int64)
+    flat_data = F.onnx_reshape(data, F.concat([_i64([-1]), part(dd, b, big)], 0))
+    flat_idx = F.onnx_reshape(F.cast(indices, np.int64),
+                              F.concat([_i64([-1]), part(di, b, big)], 0))
+    count = F.reshape(F.reduce_prod(part(dd, 0, b), [0], False), [])
+    ids = F.reshape(F.range(_i64(0), count, _i64(1)), [-1] + [1] * (len(ix) - b))
+    # The batch number beside every index tuple: broadcast against a zero column.
+    column = F.onnx_slice(flat_idx, _i64([0]), _i64([1]), _i64([len(ix) - b]))
+    ids = F.add(ids, F.multiply(column, _i64(0)))
+    out = F.gather_nd(flat_data, F.concat([ids, flat_idx], len(ix) - b))
+    target = F.concat([part(dd, 0, b), part(di, b, len(ix) - 1), part(dd, b + k, big)], 0)
+    return F.onnx_reshape(out, target)
+
+
+def _i64(values):
+    return F.const(np.array(values, np.int64))
 
 
 @onnx_op("ScatterND", since=11)

@@ -186,6 +186,12 @@ CASES = {
                  [(2, C), (5, C)]),
     "compress_flat": ("Compress", {}, [np.array([False, True, True, False, True])], ["N", C],
                       [(2, C), (5, C)]),
+    "gather_nd_batch_dims": ("GatherND", dict(batch_dims=1),
+                             [np.array([[[1, 0], [2, 3]], [[0, 1], [2, 2]]], np.int64)],
+                             [2, "H", "W", 5], [(2, 3, 4, 5), (2, 4, 6, 5)]),
+    "gather_nd_batch_dims_2": ("GatherND", dict(batch_dims=2),
+                               [np.array([[[1], [0], [1]], [[0], [0], [1]]], np.int64)],
+                               [2, 3, "L", 4], [(2, 3, 2, 4), (2, 3, 5, 4)]),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
@@ -272,3 +278,63 @@ def test_scatter_elements_indices_smaller_than_data_static():
     x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
     got = load_onnx(model).run({"x": x})["y"]
     np.testing.assert_allclose(got, run_ort(model, {"x": x})["y"], rtol=1e-6)
+
+
+# Two-input models: data and indices/updates both with dynamic dims.
+_TWO_INPUTS = {
+    # A dynamic batch in data and indices.
+    "gather_nd_dynamic_batch": ("GatherND", dict(batch_dims=1), ["N", 3, 4], ["N", 2, 2],
+                                TensorProto.INT64,
+                                [((2, 3, 4), (2, 2, 2)), ((5, 3, 4), (5, 2, 2))]),
+    # Updates whose trailing (slice) dims are dynamic, with more batch axes than index
+    # components (laid out again from the run-time shape).
+    "scatter_nd_dynamic_updates": ("ScatterND", {}, [5, "S", "D"], [2, 2, "S", "D"],
+                                   TensorProto.FLOAT, [((5, 3, 4), (2, 2, 3, 4)),
+                                                       ((5, 5, 2), (2, 2, 5, 2))]),
+}
+
+
+def _two_input_model(name):
+    op, attrs, data_dims, second_dims, second_type, _ = _TWO_INPUTS[name]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, data_dims),
+              helper.make_tensor_value_info("u", second_type, second_dims)]
+    if op == "ScatterND":
+        init = [numpy_helper.from_array(np.array([[[0], [1]], [[4], [2]]], np.int64), "i")]
+        node = helper.make_node(op, ["x", "i", "u"], ["y"], **attrs)
+    else:
+        init = []
+        node = helper.make_node(op, ["x", "u"], ["y"], **attrs)
+    graph = helper.make_graph([node], "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              init)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("name", sorted(_TWO_INPUTS))
+def test_dynamic_dims_two_inputs(name, tmp_path):
+    MNN = pytest.importorskip("MNN")
+    model = _two_input_model(name)
+    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
+    with open(src, "wb") as fh:
+        fh.write(model.SerializeToString())
+    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                       "--bizCode", "test"]) == 0
+    graph = load_onnx(model)
+    ours = mnn_nn.load_module_from_file(dst, ["x", "u"], ["y"])
+    wheel = MNN.nn.load_module_from_file(dst, ["x", "u"], ["y"])
+    rng = np.random.default_rng(0)
+    for x_shape, u_shape in _TWO_INPUTS[name][5]:
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        if _TWO_INPUTS[name][4] == TensorProto.INT64:
+            u = rng.integers(0, min(x_shape[1:3]), u_shape).astype(np.int64)
+            u_wheel = MNN.expr.const(u.astype(np.int32), list(u_shape), MNN.expr.NCHW,
+                                     MNN.expr.int)
+        else:
+            u = rng.standard_normal(u_shape).astype(np.float32)
+            u_wheel = MNN.expr.const(u, list(u_shape), MNN.expr.NCHW)
+        want = run_ort(model, {"x": x, "u": u})["y"]
+        np.testing.assert_allclose(graph.run({"x": x, "u": u})["y"], want, rtol=1e-6)
+        got = ours.forward([F.const(x), F.const(u)])[0]
+        np.testing.assert_allclose(np.asarray(got.read()), want, rtol=1e-6)
+        theirs = wheel.forward([MNN.expr.const(x, list(x_shape), MNN.expr.NCHW), u_wheel])[0]
+        np.testing.assert_allclose(np.array(theirs.read()), want, rtol=1e-6)
