@@ -492,6 +492,15 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
 @onnx_op("AveragePool", since=1)
 def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
+    partial = ctx.partial_shape(X)
+    if count_include_pad and not ceil_mode and partial is not None and \
+            len(partial) in (3, 4) and any(d < 0 for d in partial) and partial[1] >= 0:
+        # Padding counted on dynamic dims: the window sums over the whole kernel (a
+        # depthwise convolution, padding adding zeros) divided by the kernel's size. (The
+        # real wheel's Pooling counts SAME and uneven explicit pads differently.)
+        X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+        area = same_dtype_const(float(np.prod(g["kernel"])), X)
+        return _unlift(F.divide(_window_sums(X, g, partial[1]), area), n, g)
     # The real wheel's SAME average pooling does not count padding as ONNX's
     # count_include_pad does: those pads are resolved from a static shape.
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
@@ -528,12 +537,17 @@ def _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides
     any input size; ceil mode, whose last window depends on the size, needs static
     shapes."""
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
-    k, s, d = g["kernel"], g["strides"], g["dilations"]
-    powered = F.pow(F.abs(X), same_dtype_const(float(p), X))
-    ones = F.const(np.ones((channels, 1, k[0], k[1]), X.dtype))
-    sums = F.conv2d(powered, ones, None, stride=(s[1], s[0]), padding=tuple(g["pads"]),
-                    dilate=(d[1], d[0]), group=channels, padding_mode=g["mode"])
+    sums = _window_sums(F.pow(F.abs(X), same_dtype_const(float(p), X)), g, channels)
     return _unlift(F.pow(sums, same_dtype_const(1.0 / float(p), X)), n, g)
+
+
+def _window_sums(x, g, channels):
+    """The sums over each pooling window of the (lifted 2-d) ``x``: a depthwise
+    convolution with a kernel of ones, padded as the pooling is (zeros)."""
+    k, s, d = g["kernel"], g["strides"], g["dilations"]
+    ones = F.const(np.ones((channels, 1, k[0], k[1]), x.dtype))
+    return F.conv2d(x, ones, None, stride=(s[1], s[0]), padding=tuple(g["pads"]),
+                    dilate=(d[1], d[0]), group=channels, padding_mode=g["mode"])
 
 
 def _global(ctx, X, reduce):
