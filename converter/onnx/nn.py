@@ -12,6 +12,7 @@ import numpy as np
 
 import mnn.express as F
 from mnn.express.enums import Padding_Mode
+from mnn.express.graph import partial_shape
 
 from .common import same_dtype_const
 from .registry import onnx_op
@@ -73,21 +74,57 @@ def _geometry_shape(ctx, X, auto_pad, runtime_same_ok=True):
 
 def _same_at_run_time(ctx, X, candidate, auto_pad, kernel, strides, dilations):
     """How SAME padding on dynamic dims is computed when the op runs: None (pads resolved
-    from the static shape), "upper" (the ops' SAME mode: ONNX's SAME_UPPER rule) or
-    "lower" (SAME_UPPER on the spatially flipped input, flipped back).
+    from the static shape), "upper" (the ops' SAME mode: ONNX's SAME_UPPER rule),
+    "lower" (SAME_UPPER on the spatially flipped input, flipped back) or "padded" (the
+    input padded and cut to the SAME windows with run-time bounds: :func:`_same_input`).
 
     Flipping turns SAME_LOWER's larger leading pad into a trailing one and keeps every
     window whenever the padding total is never clipped at zero, which holds for any
-    input size when each stride is at most the dilated kernel; otherwise SAME_LOWER
-    needs the static shape."""
+    input size when each stride is at most the dilated kernel; otherwise SAME_LOWER is
+    "padded"."""
     if not candidate:
         return None
     if auto_pad == "SAME_UPPER":
         return "upper"
     if all(s <= (k - 1) * d + 1 for k, s, d in zip(kernel, strides, dilations)):
         return "lower"
-    _shape(ctx, X)  # raises: the shape is dynamic
-    return None
+    return "padded"
+
+
+def _same_inputs(x, n, kernel, strides, dilations, auto_pad, fill):
+    """``x`` with each of its ``n`` trailing axes made ready for a VALID window op: see
+    :func:`_same_input`."""
+    for i in range(n):
+        x = _same_input(x, 2 + i, (kernel[i] - 1) * dilations[i] + 1, strides[i],
+                        auto_pad == "SAME_LOWER", fill)
+    return x
+
+
+def _same_input(x, axis, reach, stride, lower, fill):
+    """``x`` padded along ``axis`` as ONNX's SAME padding pads it, the amounts computed
+    from the run-time size: padded by ``reach - 1`` (the most SAME ever adds) with
+    ``fill`` on both sides, then cut from ``reach - 1 - begin`` to the end of the last
+    window, so that a VALID window op with ``stride`` gives the SAME output (``ceil(L /
+    stride)`` windows). SAME_LOWER puts the larger half of the total first."""
+    from mnn.express.enums import PadValue_Mode
+    from mnn.express.graph import apply
+
+    extra = reach - 1
+    size = F.gather(F.cast(F.shape(x), np.int64), F.const(np.array([axis], np.int32)), 0)
+    out = F.floordiv(F.add(size, _i64([stride - 1])), _i64([stride]))
+    total = F.maximum(F.subtract(F.add(F.multiply(F.subtract(out, _i64([1])), _i64([stride])),
+                                       _i64([reach])), size), _i64([0]))
+    half = F.floordiv(total, _i64([2]))
+    begin = F.subtract(total, half) if lower else half
+    pads = [(0, 0)] * len(partial_shape(x))
+    pads[axis] = (extra, extra)
+    padded = apply("pad", [x], pads=tuple(pads), mode=PadValue_Mode.CONSTANT,
+                   value=float(fill))[0]
+    start = F.subtract(_i64([extra]), begin)
+    stop = F.add(start, F.add(F.multiply(F.subtract(out, _i64([1])), _i64([stride])),
+                              _i64([reach])))
+    return F.onnx_slice(padded, start, stop, _i64([axis]))
+
 
 
 def _flip_spatial(x, n):
@@ -127,7 +164,10 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
     runtime = _same_at_run_time(ctx, X, candidate, auto_pad, kernel, strides, dilations)
     if runtime == "lower":
         X, W = _flip_spatial(X, n), _flip_spatial(W, n)
-    if runtime:
+    if runtime == "padded":
+        X = _same_inputs(X, n, kernel, strides, dilations, auto_pad, 0.0)
+        pads, mode = [0] * (2 * n), Padding_Mode.VALID
+    elif runtime:
         pads, mode = [0] * (2 * n), Padding_Mode.SAME
     else:
         pads = _resolve_pads(ctx, xs[2:], kernel, strides, dilations, pads, auto_pad)
@@ -322,9 +362,13 @@ def _pad_bottom_right(ctx, y, out_pad, bias):
 
 
 def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
-               runtime_same_ok=True):
+               runtime_same_ok=True, fill=None):
     """``(X, n, geometry)``: X lifted to 2-D when 1-D, n the ONNX spatial rank, geometry
-    lists in ONNX order (height first; pads begins then ends) for 2 or 3 axes."""
+    lists in ONNX order (height first; pads begins then ends) for 2 or 3 axes.
+
+    ``fill``: what padding holds for the pooling (-inf for a maximum, 0 for sums), when
+    SAME padding on dynamic dims may pad the input itself (:func:`_same_input`); None
+    when it may not (then those shapes must be static)."""
     xs, candidate = _geometry_shape(ctx, X, auto_pad, runtime_same_ok)
     n = len(xs) - 2
     if n not in (1, 2, 3):
@@ -335,8 +379,12 @@ def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
     strides = _spatial(ctx, strides, n, 1, "strides")
     dil = _spatial(ctx, dilations, n, 1, "dilations")
     runtime = _same_at_run_time(ctx, X, candidate, auto_pad, kernel, strides, dil)
+    if runtime == "padded" and fill is None:
+        _shape(ctx, X)  # raises: the shape is dynamic
     if runtime == "lower":
         X = _flip_spatial(X, n)
+    if runtime == "padded":
+        X = _same_inputs(X, n, kernel, strides, dil, auto_pad, fill)
     if runtime:
         pads = [0] * (2 * n)
     else:
@@ -345,9 +393,9 @@ def _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
         X, _ = _to_2d(ctx, X)
         kernel, strides, dil = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_1d(dil, 1)
         pads = _lift_pads_1d(pads)
-    mode = Padding_Mode.SAME if runtime else Padding_Mode.VALID
+    mode = Padding_Mode.SAME if runtime in ("upper", "lower") else Padding_Mode.VALID
     return X, n, dict(kernel=kernel, strides=strides, pads=pads, dilations=dil, mode=mode,
-                      flip=runtime == "lower")
+                      flip=runtime == "lower", shifted=runtime == "padded")
 
 
 def _unlift(y, n, g):
@@ -462,7 +510,8 @@ def _indices_from_taps(ctx, X, stacked, n, g, storage_order):
 @onnx_op("MaxPool", since=1)
 def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
              kernel_shape=None, pads=None, storage_order=0, strides=None):
-    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
+                         fill=float("-inf"))
     dtype = X.dtype
     if dtype.kind != "f":
         # Integer images: the maximum of exactly representable values is exact in float.
@@ -472,7 +521,7 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
     # window positions do not depend on the input size (explicit pads, no ceil mode).
     stacked = None
     if n in (1, 2) and not ceil_mode and g["mode"] == Padding_Mode.VALID and \
-            (indices or any(v > 1 for v in g["dilations"])):
+            not (indices and g["shifted"]) and (indices or any(v > 1 for v in g["dilations"])):
         stacked = _pool_taps(X, g)
         y = F.reduce_max(stacked, [2], False)
     elif n == 3:
@@ -498,7 +547,8 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
         # Padding counted on dynamic dims: the window sums over the whole kernel (a
         # depthwise convolution, padding adding zeros) divided by the kernel's size. (The
         # real wheel's Pooling counts SAME and uneven explicit pads differently.)
-        X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+        X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
+                             fill=0.0)
         area = same_dtype_const(float(np.prod(g["kernel"])), X)
         return _unlift(F.divide(_window_sums(X, g, partial[1]), area), n, g)
     # The real wheel's SAME average pooling does not count padding as ONNX's
@@ -536,7 +586,7 @@ def _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides
     in LpPool), then the p-th root. The convolution takes explicit or SAME padding on
     any input size; ceil mode, whose last window depends on the size, needs static
     shapes."""
-    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
+    X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations, fill=0.0)
     sums = _window_sums(F.pow(F.abs(X), same_dtype_const(float(p), X)), g, channels)
     return _unlift(F.pow(sums, same_dtype_const(1.0 / float(p), X)), n, g)
 

@@ -207,6 +207,18 @@ CASES = {
     "avg_pool_1d_count_pad": ("AveragePool", dict(kernel_shape=[3], strides=[2], pads=[2, 1],
                                                   count_include_pad=1), [], ["N", C, "L"],
                               [(1, C, 9), (3, C, 14)]),
+    # SAME_LOWER with strides over the kernel: the input padded and cut to the SAME
+    # windows with run-time bounds (the third size pads nothing on H).
+    "conv_same_lower_stride_over_kernel": ("Conv", dict(auto_pad="SAME_LOWER", strides=[2, 5]),
+                                           [_w(5, C, 3, 4), _w(5)], _NCHW,
+                                           [(1, C, 9, 12), (2, C, 16, 7), (1, C, 8, 13)]),
+    "conv1d_same_lower_stride_over_kernel": ("Conv", dict(auto_pad="SAME_LOWER", strides=[4]),
+                                             [_w(3, C, 2)], ["N", C, "L"],
+                                             [(1, C, 9), (3, C, 14), (1, C, 5)]),
+    "lp_pool_same_lower_stride_over_kernel": ("LpPool", dict(auto_pad="SAME_LOWER",
+                                                             kernel_shape=[2, 3],
+                                                             strides=[3, 4]), [], _NCHW,
+                                              [(1, C, 9, 12), (2, C, 16, 7), (1, C, 8, 13)]),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
@@ -260,12 +272,13 @@ def test_dynamic_dims_op(name, tmp_path):
                                        atol=1e-5)
 
 
-def test_same_lower_with_stride_over_kernel_needs_static_shapes(tmp_path):
-    """SAME_LOWER with a stride larger than the kernel (its padding total can clip at
-    zero, so flipping would move the windows): with dynamic H/W the conversion fails
-    naming --inputConfigFile, and converts and runs with the shapes given there."""
-    model = _model("conv_same_lower")
-    model.graph.node[0].attribute[1].ints[:] = [2, 5]  # strides: 5 > the kernel's 4
+def test_output_shape_on_dynamic_spatial_dims_needs_static_shapes(tmp_path):
+    """ConvTranspose's output_shape with dynamic H/W (the padding follows from the input
+    size): the conversion fails naming --inputConfigFile, and converts and runs with the
+    shapes given there."""
+    model = _model("conv_transpose_output_shape")
+    for k, name in ((2, "H"), (3, "W")):
+        model.graph.input[0].type.tensor_type.shape.dim[k].dim_param = name
     src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
     with open(src, "wb") as fh:
         fh.write(model.SerializeToString())
@@ -276,13 +289,50 @@ def test_same_lower_with_stride_over_kernel_needs_static_shapes(tmp_path):
     assert status != 0 and "inputConfigFile" in err.getvalue()
     config = os.path.join(tmp_path, "input.txt")
     with open(config, "w") as fh:
-        fh.write(f"input_names = x\ninput_dims = 2x{C}x16x7\n")
+        fh.write(f"input_names = x\ninput_dims = 2x{C}x10x12\n")
     assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
                        "--bizCode", "test", "--inputConfigFile", config]) == 0
-    x = np.random.default_rng(0).standard_normal((2, C, 16, 7)).astype(np.float32)
+    x = np.random.default_rng(0).standard_normal((2, C, 10, 12)).astype(np.float32)
     got = np.asarray(mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
                      .read())
     np.testing.assert_allclose(got, run_ort(model, {"x": x})["y"], rtol=1e-4, atol=1e-5)
+
+
+def _same_lower_pads(size, kernel, stride):
+    """ONNX's SAME_LOWER pads (begin, end) of one axis."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + kernel - size, 0)
+    return total - total // 2, total // 2
+
+
+@pytest.mark.parametrize("shape", [(1, C, 9, 12), (2, C, 16, 7), (1, C, 8, 13)])
+def test_max_pool_same_lower_stride_over_kernel(shape, tmp_path):
+    """MaxPool SAME_LOWER with strides over the kernel on dynamic dims (the input padded
+    with -inf and cut with run-time bounds), against torch's max_pool2d of the input
+    padded by ONNX's SAME_LOWER rule (onnxruntime refuses these pads)."""
+    torch = pytest.importorskip("torch")
+    MNN = pytest.importorskip("MNN")
+    model = _model("max_pool_same_lower")
+    attrs = {a.name: a for a in model.graph.node[0].attribute}
+    attrs["kernel_shape"].ints[:] = [2, 3]
+    attrs["strides"].ints[:] = [3, 4]
+    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
+    with open(src, "wb") as fh:
+        fh.write(model.SerializeToString())
+    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                       "--bizCode", "test"]) == 0
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    (top, bottom), (left, right) = (_same_lower_pads(shape[2], 2, 3),
+                                    _same_lower_pads(shape[3], 3, 4))
+    padded = torch.nn.functional.pad(torch.tensor(x), (left, right, top, bottom),
+                                     value=float("-inf"))
+    want = torch.nn.functional.max_pool2d(padded, (2, 3), (3, 4)).numpy()
+    np.testing.assert_allclose(load_onnx(model).run({"x": x})["y"], want, rtol=1e-6)
+    got = mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
+    np.testing.assert_allclose(np.asarray(got.read()), want, rtol=1e-6)
+    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
+    theirs = wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW))
+    np.testing.assert_allclose(np.array(theirs.read()), want, rtol=1e-6)
 
 
 def test_scatter_elements_indices_smaller_than_data_static():
