@@ -153,6 +153,9 @@ def _lift_pads_1d(pads):
 @onnx_op("Conv", since=1)
 def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
          kernel_shape=None, pads=None, strides=None):
+    partial = ctx.partial_shape(X)
+    if partial is not None and len(partial) == 5 and any(d < 0 for d in partial):
+        return _conv3d_dynamic(ctx, X, W, B, auto_pad, dilations, group, pads, strides)
     xs, candidate = _geometry_shape(ctx, X, auto_pad)
     ws = _shape(ctx, W, "weight")
     n = len(xs) - 2
@@ -184,12 +187,71 @@ def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
     return _flip_spatial(y, n) if runtime == "lower" else y
 
 
+def _conv3d_dynamic(ctx, X, W, B, auto_pad, dilations, group, pads, strides):
+    """3-d convolution of an input with dynamic dims: padded first (explicit pads with
+    zeros; SAME from the run-time sizes, :func:`_same_input`), then
+    :func:`_valid_conv3d`."""
+    ws = _shape(ctx, W, "weight")
+    if len(ws) != 5:
+        raise ctx.error(f"weight {ws} must be 5-d for a 3-d convolution")
+    kernel = ws[2:]
+    strides = _spatial(ctx, strides, 3, 1, "strides")
+    dilations = _spatial(ctx, dilations, 3, 1, "dilations")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        X = _same_inputs(X, 3, kernel, strides, dilations, auto_pad, 0.0)
+    else:
+        p = _resolve_pads(ctx, [0] * 3, kernel, strides, dilations, pads, auto_pad)
+        X = _zero_pad(X, p[:3], p[3:])
+    return _valid_conv3d(X, W, B, kernel, strides, dilations, int(group))
+
+
+def _zero_pad(x, begin, end):
+    """``x`` padded with zeros on its trailing spatial axes (``begin``/``end`` per axis)."""
+    if not any(begin) and not any(end):
+        return x
+    from mnn.express.enums import PadValue_Mode
+    from mnn.express.graph import apply
+
+    pads = ((0, 0), (0, 0)) + tuple(zip(begin, end))
+    return apply("pad", [x], pads=pads, mode=PadValue_Mode.CONSTANT, value=0.0)[0]
+
+
+def _valid_conv3d(x, w, bias, kernel, strides, dilations, group):
+    """A VALID 3-d convolution from 2-d ones, every size read when the graph runs: for
+    each kernel depth tap, the input's depth slices that tap meets (a strided slice with
+    constant bounds) are moved into the batch, ``(N * OD, C, H, W)``, and convolved
+    with that tap's 2-d kernel; the sums go back to ``(N, O, OD, OH, OW)``."""
+    kd, sd, dd = kernel[0], strides[0], dilations[0]
+    big = np.iinfo(np.int64).max
+    total = None
+    for t in range(kd):
+        xs = F.onnx_slice(x, _i64([t * dd]), _i64([-(kd - 1 - t) * dd or big]), _i64([2]),
+                          _i64([sd]))
+        xs = F.transpose(xs, [0, 2, 1, 3, 4])
+        dims = F.cast(F.shape(xs), np.int64)
+        xs = F.onnx_reshape(xs, F.concat([_i64([-1]), F.onnx_slice(dims, _i64([2]),
+                                                                     _i64([5]))], 0))
+        tap = F.squeeze(F.onnx_slice(w, _i64([t]), _i64([t + 1]), _i64([2])), [2])
+        y = F.conv2d(xs, tap, None, stride=(strides[2], strides[1]), padding=(0, 0, 0, 0),
+                     dilate=(dilations[2], dilations[1]), group=group,
+                     padding_mode=Padding_Mode.VALID)
+        total = y if total is None else F.add(total, y)
+    batch = F.onnx_slice(F.cast(F.shape(x), np.int64), _i64([0]), _i64([1]))
+    dims = F.cast(F.shape(total), np.int64)
+    y = F.onnx_reshape(total, F.concat([batch, _i64([-1]),
+                                        F.onnx_slice(dims, _i64([1]), _i64([4]))], 0))
+    y = F.transpose(y, [0, 2, 1, 3, 4])
+    if bias is not None:
+        y = F.add(y, F.reshape(bias, [1, -1, 1, 1, 1]))
+    return y
+
+
 @onnx_op("ConvTranspose", since=1)
 def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
                    kernel_shape=None, output_padding=None, output_shape=None, pads=None,
                    strides=None):
     partial = ctx.partial_shape(X)
-    if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial):
+    if partial is not None and len(partial) in (3, 4, 5) and any(d < 0 for d in partial):
         return _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group,
                                        output_padding, output_shape, pads, strides, partial)
     # conv2d_transpose fixes its output size when built: the input shape must be static.
@@ -264,7 +326,7 @@ def _transpose_pads(ctx, in_sizes, kernel, strides, dilations, out_pad, output_s
 
 def _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group, output_padding,
                             output_shape, pads, strides, partial):
-    """A 1-d/2-d transposed convolution of an input with dynamic dims, as the convolution
+    """A 1-d, 2-d or 3-d transposed convolution of an input with dynamic dims, as the convolution
     it is the transpose of: zeros inserted between the input's pixels (stride - 1 per
     gap), then a stride-1 convolution with the kernel flipped and its in/out channels
     swapped per group, padded by ``dilated kernel - 1 - pad`` (plus the output padding
@@ -298,20 +360,27 @@ def _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group, output_pad
     crop = [(axis, -min(b, 0), min(e, 0)) for axis, b, e in zip(range(2, 2 + n), begin, end)]
     begin, end = [max(b, 0) for b in begin], [max(e, 0) for e in end]
     dil = dilations
+    if n == 3:
+        y = _valid_conv3d(_zero_pad(x, begin, end), w, B, kernel, [1, 1, 1], dilations, group)
+        return _crop(y, crop)
     if n == 1:
         x, w = _to_2d(ctx, x, w)
         dil, begin, end = _lift_1d(dilations, 1), [0] + begin, [0] + end
         crop = [(3, b, e) for _, b, e in crop]
     y = F.conv2d(x, w, B, stride=(1, 1), padding=tuple(begin + end),
                  dilate=(dil[1], dil[0]), group=group, padding_mode=Padding_Mode.VALID)
+    y = _crop(y, crop)
+    return F.squeeze(y, [2]) if n == 1 else y
+
+
+def _crop(y, crop):
+    """``y`` without ``head`` leading and ``-tail`` trailing entries per ``(axis, head,
+    tail)``: pads past the kernel, which the convolution could not drop."""
     big = np.iinfo(np.int64).max
     for axis, head, tail in crop:
-        # Pads past the kernel: what the convolution could not drop is sliced away.
         if head or tail:
-            y = F.onnx_slice(y, F.const(np.array([head], np.int64)),
-                             F.const(np.array([tail or big], np.int64)),
-                             F.const(np.array([axis], np.int64)))
-    return F.squeeze(y, [2]) if n == 1 else y
+            y = F.onnx_slice(y, _i64([head]), _i64([tail or big]), _i64([axis]))
+    return y
 
 
 def _insert_zeros(x, axis, s):

@@ -30,6 +30,8 @@ def _w(*shape, scale=0.5):
 # outputs, out_type (one for all outputs, or a list), opset])
 _NCHW = ["N", C, "H", "W"]
 _SIZES_4D = [(1, C, 9, 12), (2, C, 16, 7)]
+_NCDHW = ["N", C, "D", "H", "W"]
+_SIZES_5D = [(1, C, 3, 4, 5), (2, C, 5, 6, 4)]
 _WITH_INDICES = dict(outputs=["y", "z"], out_type=[TensorProto.FLOAT, TensorProto.INT64])
 CASES = {
     "prelu_channel": ("PRelu", {}, [_w(C, 1, 1)], _NCHW, _SIZES_4D),
@@ -219,6 +221,19 @@ CASES = {
                                                              kernel_shape=[2, 3],
                                                              strides=[3, 4]), [], _NCHW,
                                               [(1, C, 9, 12), (2, C, 16, 7), (1, C, 8, 13)]),
+    # 3-d convolutions: a 2-d convolution per kernel depth tap over the depth slices it
+    # meets, moved into the batch (sizes read when the graph runs).
+    "conv3d_pads": ("Conv", dict(pads=[1, 0, 1, 1, 0, 0], strides=[2, 1, 2],
+                                 dilations=[1, 2, 1]), [_w(5, C, 3, 2, 2), _w(5)], _NCDHW,
+                    _SIZES_5D),
+    "conv3d_same_upper": ("Conv", dict(auto_pad="SAME_UPPER", strides=[2, 1, 2]),
+                          [_w(5, C, 3, 3, 2)], _NCDHW, _SIZES_5D),
+    "conv3d_same_lower": ("Conv", dict(auto_pad="SAME_LOWER", strides=[2, 3, 1]),
+                          [_w(6, C, 3, 2, 2)], _NCDHW, _SIZES_5D),
+    "conv_transpose3d": ("ConvTranspose", dict(strides=[2, 1, 2], pads=[1, 0, 0, 0, 1, 1]),
+                         [_w(C, 3, 3, 2, 3)], _NCDHW, _SIZES_5D),
+    "conv_transpose3d_same": ("ConvTranspose", dict(strides=[2, 1, 2], auto_pad="SAME_UPPER"),
+                              [_w(C, 3, 3, 2, 3), _w(3)], _NCDHW, _SIZES_5D),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
