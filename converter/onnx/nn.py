@@ -579,6 +579,9 @@ def _indices_from_taps(ctx, X, stacked, n, g, storage_order):
 @onnx_op("MaxPool", since=1)
 def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
              kernel_shape=None, pads=None, storage_order=0, strides=None):
+    if _pool3d_dynamic_case(ctx, X, ceil_mode) and \
+            not (len(ctx.node.output) > 1 and ctx.node.output[1]):
+        return _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides)
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
                          fill=float("-inf"))
     dtype = X.dtype
@@ -611,6 +614,15 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
 def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
     partial = ctx.partial_shape(X)
+    if _pool3d_dynamic_case(ctx, X, ceil_mode) and partial[1] >= 0:
+        x, g = _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, 0.0)
+        sums = _window_sums3d(x, g, partial[1])
+        if count_include_pad:
+            return F.divide(sums, same_dtype_const(float(np.prod(g["kernel"])), X))
+        # Only the input's own taps counted: the same sums over a mask of ones.
+        mask, _ = _pool3d_input(ctx, F.ones_like(X), auto_pad, dilations, kernel_shape,
+                                pads, strides, 0.0)
+        return F.divide(sums, _window_sums3d(mask, g, partial[1]))
     if count_include_pad and not ceil_mode and partial is not None and \
             len(partial) in (3, 4) and any(d < 0 for d in partial) and partial[1] >= 0:
         # Padding counted on dynamic dims: the window sums over the whole kernel (a
@@ -636,6 +648,12 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
 def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
             p=2, pads=None, strides=None):
     partial = ctx.partial_shape(X)
+    if _pool3d_dynamic_case(ctx, X, ceil_mode) and partial[1] >= 0:
+        powered = F.pow(F.abs(X), same_dtype_const(float(p), X))
+        x, g = _pool3d_input(ctx, powered, auto_pad, dilations, kernel_shape, pads, strides,
+                             0.0)
+        sums = _window_sums3d(x, g, partial[1])
+        return F.pow(sums, same_dtype_const(1.0 / float(p), X))
     if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial) and \
             partial[1] >= 0 and not ceil_mode:
         return _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides,
@@ -667,6 +685,76 @@ def _window_sums(x, g, channels):
     ones = F.const(np.ones((channels, 1, k[0], k[1]), x.dtype))
     return F.conv2d(x, ones, None, stride=(s[1], s[0]), padding=tuple(g["pads"]),
                     dilate=(d[1], d[0]), group=channels, padding_mode=g["mode"])
+
+
+def _pool3d_dynamic_case(ctx, X, ceil_mode):
+    """Whether X is 5-d with dynamic dims and the pooling has no ceil mode: then the
+    pooling is written from 2-d ops and slices (MNN's Pooling3D has symmetric pads only,
+    and the real wheel's differs from ONNX on some sizes)."""
+    partial = ctx.partial_shape(X)
+    return partial is not None and len(partial) == 5 and any(d < 0 for d in partial) and \
+        not ceil_mode
+
+
+def _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, fill):
+    """``(x, geometry)``: the 3-d pooling input padded with ``fill`` (explicit pads, or
+    SAME from the run-time sizes), ready for VALID windows."""
+    if kernel_shape is None:
+        raise ctx.error("attribute 'kernel_shape' is required")
+    kernel = _spatial(ctx, kernel_shape, 3, 1, "kernel_shape")
+    strides = _spatial(ctx, strides, 3, 1, "strides")
+    dil = _spatial(ctx, dilations, 3, 1, "dilations")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        x = _same_inputs(X, 3, kernel, strides, dil, auto_pad, fill)
+    else:
+        p = _resolve_pads(ctx, [0] * 3, kernel, strides, dil, pads, auto_pad)
+        x = X
+        if any(p):
+            from mnn.express.enums import PadValue_Mode
+            from mnn.express.graph import apply
+
+            x = apply("pad", [X], pads=((0, 0), (0, 0)) + tuple(zip(p[:3], p[3:])),
+                      mode=PadValue_Mode.CONSTANT, value=float(fill))[0]
+    return x, dict(kernel=kernel, strides=strides, dilations=dil)
+
+
+def _window_sums3d(x, g, channels):
+    """The sums over each 3-d pooling window of the padded ``x``: a depthwise VALID 3-d
+    convolution with a kernel of ones."""
+    ones = F.const(np.ones([channels, 1] + list(g["kernel"]), x.dtype))
+    return _valid_conv3d(x, ones, None, g["kernel"], g["strides"], g["dilations"], channels)
+
+
+def _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides):
+    """3-d max pooling on dynamic dims: for each kernel depth tap, a 2-d max pooling of
+    the depth slices it meets (moved into the batch), the maximum over the taps."""
+    dtype = X.dtype
+    x = X if dtype.kind == "f" else F.cast(X, np.float64)
+    x, g = _pool3d_input(ctx, x, auto_pad, dilations, kernel_shape, pads, strides,
+                         float("-inf"))
+    k, s, d = g["kernel"], g["strides"], g["dilations"]
+    plane = dict(kernel=k[1:], strides=s[1:], dilations=d[1:], pads=[0, 0, 0, 0],
+                 mode=Padding_Mode.VALID)
+    big = np.iinfo(np.int64).max
+    best = None
+    for t in range(k[0]):
+        xs = F.onnx_slice(x, _i64([t * d[0]]), _i64([-(k[0] - 1 - t) * d[0] or big]),
+                          _i64([2]), _i64([s[0]]))
+        xs = F.transpose(xs, [0, 2, 1, 3, 4])
+        dims = F.cast(F.shape(xs), np.int64)
+        xs = F.onnx_reshape(xs, F.concat([_i64([-1]), F.onnx_slice(dims, _i64([2]),
+                                                                     _i64([5]))], 0))
+        if any(v > 1 for v in d[1:]):
+            y = F.reduce_max(_pool_taps(xs, plane), [2], False)
+        else:
+            y = F.max_pool(xs, **_mnn_pool_args(plane))
+        best = y if best is None else F.maximum(best, y)
+    batch = F.onnx_slice(F.cast(F.shape(X), np.int64), _i64([0]), _i64([1]))
+    dims = F.cast(F.shape(best), np.int64)
+    y = F.onnx_reshape(best, F.concat([batch, _i64([-1]),
+                                       F.onnx_slice(dims, _i64([1]), _i64([4]))], 0))
+    y = F.transpose(y, [0, 2, 1, 3, 4])
+    return y if dtype.kind == "f" else F.cast(y, dtype)
 
 
 def _global(ctx, X, reduce):
