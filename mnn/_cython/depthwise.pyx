@@ -19,6 +19,17 @@ cdef extern from "dw3x3_kernel.h":
                          float b, float* y, Py_ssize_t OH, Py_ssize_t OW, Py_ssize_t sh,
                          int sw, Py_ssize_t pt, Py_ssize_t pl, const float* zeros,
                          float lo, float hi) nogil
+    Py_ssize_t mnn_dw3x3_flat_masks(Py_ssize_t H, Py_ssize_t W, Py_ssize_t OH, Py_ssize_t OW,
+                                    Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
+                                    unsigned short* masks, Py_ssize_t cap) nogil
+    void mnn_dw3x3_plane_flat(const float* x, Py_ssize_t W, const float* k, float b,
+                              float* y, Py_ssize_t OH, Py_ssize_t pt, Py_ssize_t pl,
+                              const unsigned short* masks, Py_ssize_t nvec, float lo,
+                              float hi) nogil
+
+# Most 16-lane steps of a plane run as one flat stream (7x7 is 4; 9 masks per step).
+cdef enum:
+    _FLAT_CAP = 64
 
 ctypedef fused real_t:
     float
@@ -163,12 +174,20 @@ cdef void _forward3x3_f32(const float[:, :, :, ::1] x, const float[:, :, ::1] w,
     cdef const float[::1] zeros = zeros_arr
     cdef float lo = <float>clamp_lo, hi = <float>clamp_hi
     cdef Py_ssize_t job, n, o
+    cdef unsigned short masks[_FLAT_CAP * 9]
+    cdef Py_ssize_t nflat = mnn_dw3x3_flat_masks(H, W, OH, OW, sh, sw, pt, pl, masks,
+                                                 _FLAT_CAP)
     with nogil:
         for job in prange(N * O, num_threads=nthreads, schedule="static"):
             n = job // O
             o = job % O
-            mnn_dw3x3_plane(&x[n, o // M, 0, 0], H, W, &w[o, 0, 0], bias[o], &y[n, o, 0, 0],
-                            OH, OW, sh, <int>sw, pt, pl, &zeros[0], lo, hi)
+            if nflat > 0:
+                mnn_dw3x3_plane_flat(&x[n, o // M, 0, 0], W, &w[o, 0, 0], bias[o],
+                                     &y[n, o, 0, 0], OH, pt, pl, masks, nflat, lo, hi)
+            else:
+                mnn_dw3x3_plane(&x[n, o // M, 0, 0], H, W, &w[o, 0, 0], bias[o],
+                                &y[n, o, 0, 0], OH, OW, sh, <int>sw, pt, pl, &zeros[0], lo,
+                                hi)
 
 
 def backward_input(const real_t[:, :, :, ::1] dy, const real_t[:, :, ::1] w,

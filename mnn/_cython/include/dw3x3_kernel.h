@@ -65,7 +65,7 @@ static inline __m512 mnn_dw3x3_load(const float *row, ptrdiff_t col, __mmask16 m
 }
 
 #define MNN_DW3X3_INLINE static inline __attribute__((always_inline))
-#define MNN_DW3X3_MAX_ROWS 4
+#define MNN_DW3X3_MAX_ROWS 8
 
 /* R output rows oy .. oy + R - 1 at once, the whole width [0, OW) in 16-lane steps,
    edges included. The input rows the R rows read overlap ((R - 1) * sh + 3 distinct
@@ -81,7 +81,7 @@ MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
                                      const int sw, ptrdiff_t pt, ptrdiff_t pl,
                                      const float *zeros, const int R) {
     const int Q = (int)((R - 1) * sh + 3);
-    const float *rows[(MNN_DW3X3_MAX_ROWS - 1) * 2 + 3];
+    const float *rows[(MNN_DW3X3_MAX_ROWS - 1) * 2 + 3];  /* sh <= 2 when R > 1 */
     for (int q = 0; q < Q; q++) {
         ptrdiff_t iy = oy * sh - pt + q;
         rows[q] = (iy >= 0 && iy < H) ? x + iy * W : zeros;
@@ -151,6 +151,9 @@ MNN_DW3X3_INLINE void mnn_dw3x3_all_rows(const float *x, ptrdiff_t H, ptrdiff_t 
                                          const ptrdiff_t sh, const int sw, ptrdiff_t pt,
                                          ptrdiff_t pl, const float *zeros) {
     ptrdiff_t oy = 0;
+    if (sh == 1)
+        for (; oy + 8 <= OH; oy += 8)
+            mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 8);
     for (; oy + 4 <= OH; oy += 4)
         mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 4);
     for (; oy + 2 <= OH; oy += 2)
@@ -172,6 +175,74 @@ static void mnn_dw3x3_interior(const float *const rows[3], const float *k, float
     }
 }
 #endif
+
+/* Small planes, stride 1, output as wide as the input (OW == W, e.g. 7x7 with pads 1):
+   rows of 7 would fill 7 of 16 lanes, so the plane is instead run as one flat stream of
+   OH * OW outputs, 16 per step. Output t = oy * W + ox reads input t + (i - pt) * W +
+   (j - pl) for tap (i, j): the same offset for every lane, so a tap is one load, and a
+   per-step, per-tap mask keeps the lanes whose input column and row are inside the
+   image (then the flat index is inside [0, H * W)). The masks depend only on the
+   geometry: mnn_dw3x3_flat_masks computes them once for all planes of a call.
+
+   Returns the number of 16-lane steps (masks[v * 9 + t] for step v, tap t), or 0 when
+   the flat stream is not used for this geometry (not AVX-512, strides other than 1,
+   OW != W, more than cap steps, or rows wide enough that the row blocks fill their
+   lanes as well: flat must save at least a quarter of the steps). */
+static ptrdiff_t mnn_dw3x3_flat_masks(ptrdiff_t H, ptrdiff_t W, ptrdiff_t OH, ptrdiff_t OW,
+                                      ptrdiff_t sh, ptrdiff_t sw, ptrdiff_t pt,
+                                      ptrdiff_t pl, unsigned short *masks, ptrdiff_t cap) {
+#if defined(__AVX512F__)
+    if (sh != 1 || sw != 1 || OW != W || W < 1 || OH < 1) return 0;
+    ptrdiff_t n = OH * OW, nvec = (n + 15) / 16;
+    if (nvec > cap || 4 * nvec > 3 * OH * ((OW + 15) / 16)) return 0;
+    for (ptrdiff_t v = 0; v < nvec; v++) {
+        for (int t = 0; t < 9; t++) {
+            ptrdiff_t i = t / 3, j = t % 3;
+            unsigned m = 0;
+            for (int l = 0; l < 16; l++) {
+                ptrdiff_t o = v * 16 + l;
+                if (o >= n) break;
+                ptrdiff_t row = o / W - pt + i, col = o % W - pl + j;
+                if (row >= 0 && row < H && col >= 0 && col < W) m |= 1u << l;
+            }
+            masks[v * 9 + t] = (unsigned short)m;
+        }
+    }
+    return nvec;
+#else
+    (void)H; (void)W; (void)OH; (void)OW; (void)sh; (void)sw; (void)pt; (void)pl;
+    (void)masks; (void)cap;
+    return 0;
+#endif
+}
+
+/* One plane by the flat stream (only after mnn_dw3x3_flat_masks returned nvec > 0). */
+static void mnn_dw3x3_plane_flat(const float *x, ptrdiff_t W, const float *k, float b,
+                                 float *y, ptrdiff_t OH, ptrdiff_t pt, ptrdiff_t pl,
+                                 const unsigned short *masks, ptrdiff_t nvec, float lo,
+                                 float hi) {
+#if defined(__AVX512F__)
+    __m512 kv[9];
+    ptrdiff_t off[9];
+    for (int t = 0; t < 9; t++) {
+        kv[t] = _mm512_set1_ps(k[t]);
+        off[t] = (t / 3 - pt) * W + (t % 3 - pl);
+    }
+    __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    ptrdiff_t n = OH * W;
+    for (ptrdiff_t v = 0; v < nvec; v++) {
+        const unsigned short *m = masks + v * 9;
+        __m512 acc = vb;
+        for (int t = 0; t < 9; t++)
+            acc = _mm512_fmadd_ps(kv[t], mnn_dw3x3_load(x, v * 16 + off[t], m[t]), acc);
+        acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+        _mm512_mask_storeu_ps(y + v * 16, mnn_dw3x3_mask(n - v * 16), acc);
+    }
+#else
+    (void)x; (void)W; (void)k; (void)b; (void)y; (void)OH; (void)pt; (void)pl;
+    (void)masks; (void)nvec; (void)lo; (void)hi;
+#endif
+}
 
 /* The whole plane: x is H x W, y is OH x OW (both contiguous), sw is 1 or 2. */
 static void mnn_dw3x3_plane(const float *x, ptrdiff_t H, ptrdiff_t W, const float *k,
