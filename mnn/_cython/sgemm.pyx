@@ -4,7 +4,8 @@
 ``pack_weight`` lays a weight matrix ``A (M x K)`` out once in the micro-kernel's slab
 order; ``gemm_packed`` then computes ``C = clip(A @ B + bias[:, None], lo, hi)`` for any
 ``B (K x N)``, the threads splitting the columns of C (or its row slabs when C has few
-columns), each with its own packing scratch. Every shape is checked here before the C
+columns), each with its own packing scratch. ``conv_packed_images`` is the same GEMM for a
+convolution whose ``B`` would be the im2col matrix: it packs ``B`` straight from the image. Every shape is checked here before the C
 code runs: the C code trusts M, N and K.
 """
 import numpy as np
@@ -25,6 +26,13 @@ cdef extern from "sgemm_kernel.h":
                       Py_ssize_t ldb, float* C, Py_ssize_t ldc, Py_ssize_t s0, Py_ssize_t s1,
                       Py_ssize_t n0, Py_ssize_t n1, float* pb, const float* bias, float lo,
                       float hi) nogil
+    ctypedef struct mnn_sg_conv:
+        const float* x
+        Py_ssize_t xc, xr, H, W, KH, KW, OW, sh, sw, pt, pl, dh, dw
+    void mnn_sg_block_conv(Py_ssize_t M, Py_ssize_t K, const float* pa,
+                           const mnn_sg_conv* conv, float* C, Py_ssize_t ldc, Py_ssize_t s0,
+                           Py_ssize_t s1, Py_ssize_t n0, Py_ssize_t n1, float* pb,
+                           const float* bias, float lo, float hi) nogil
 
 
 def info():
@@ -134,3 +142,115 @@ def gemm_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, ::1
             tid = openmp.omp_get_thread_num()
             mnn_sg_block(m, K, &packed[0], &b[0, n * P], ldb, &c[n, 0, 0], ldc, 0, slabs,
                          0, P, &pb[tid, 0], &bias[0], flo, fhi)
+
+
+def conv_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, :, :, :] x,
+                       float[:, :, :] c, const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw,
+                       Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
+                       Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
+                       double lo=-INFINITY, double hi=INFINITY, int nthreads=1):
+    """Convolution of ``N`` images by the packed GEMM, without an im2col matrix.
+
+    ``c[n] = clip(A @ im2col(x[n]) + bias[:, None], lo, hi)`` where ``packed =
+    pack_weight(A)``, ``A`` is ``(m, C*kh*kw)`` (a weight ``(m, C, kh, kw)`` flattened)
+    and ``im2col(x[n])`` is the ``(C*kh*kw, oh*ow)`` matrix of ``conv.im2col_batch``
+    (stride ``sh, sw``, top/left pads ``pt, pl``, dilation ``dh, dw``; pixels outside the
+    image are zero). ``x`` is ``(N, C, H, W)`` with contiguous rows (a group's channel
+    slice of an input is fine) and ``c`` is ``(N, m, oh*ow)`` with contiguous rows.
+
+    Parameters
+    ----------
+    packed : ndarray of float32
+        ``pack_weight(A)``.
+    m : int
+        Rows of ``A`` (output channels).
+    x : ndarray of float32, shape (N, C, H, W)
+        Input images.
+    c : ndarray of float32, shape (N, m, oh*ow)
+        Output, overwritten.
+    bias : ndarray of float32, shape (m,)
+        Added to every output row before the clamp.
+    kh, kw, oh, ow, sh, sw, pt, pl, dh, dw : int
+        Kernel size, output size, strides, top/left pads and dilations.
+    lo, hi : float
+        Clamp bounds (infinite: no clamp).
+    nthreads : int
+        OpenMP threads (each image's columns, or its row slabs, are split over them).
+    """
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 1 or ow < 1:
+        raise ValueError("sgemm conv: kernel, output size, stride and dilation must be >= 1")
+    if m < 0 or packed.shape[0] != max(mnn_sg_packed_a_size(m, K), 1):
+        raise ValueError(f"sgemm conv: packed weight of {packed.shape[0]} floats is not a "
+                         f"({m}, {C}*{kh}*{kw}) matrix")
+    if c.shape[0] != N or c.shape[1] != m or P != oh * ow:
+        raise ValueError(f"sgemm conv: output ({c.shape[0]}, {c.shape[1]}, {P}) is not "
+                         f"({N}, {m}, {oh}*{ow})")
+    if (c.strides[2] != sizeof(float) or c.strides[1] < <Py_ssize_t>sizeof(float)
+            or c.strides[1] % sizeof(float) or c.strides[0] < 0
+            or c.strides[0] % sizeof(float)):
+        raise ValueError("sgemm conv: output rows must be contiguous float32 with positive "
+                         "strides")
+    if (x.strides[3] != sizeof(float) or x.strides[0] % sizeof(float)
+            or x.strides[1] % sizeof(float) or x.strides[2] % sizeof(float)):
+        raise ValueError("sgemm conv: input rows must be contiguous float32")
+    if bias.shape[0] != m:
+        raise ValueError(f"sgemm conv: bias of {bias.shape[0]} values for {m} rows")
+    if nthreads < 1:
+        raise ValueError("sgemm conv: nthreads must be >= 1")
+    if m == 0 or N == 0:
+        return
+    if K == 0 or H == 0 or W == 0:
+        np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
+        return
+    cdef Py_ssize_t slabs = (m + mnn_sg_mr - 1) // mnn_sg_mr
+    # Each image is split in `parts` jobs: column chunks (whole strips) when every part
+    # gets at least two strips, else row slabs (each such job packs all of B itself).
+    cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
+    cdef bint by_cols = P >= 2 * mnn_sg_nr * parts or slabs < parts
+    cdef Py_ssize_t chunk
+    if by_cols:
+        chunk = ((P + parts - 1) // parts + mnn_sg_nr - 1) // mnn_sg_nr * mnn_sg_nr
+    else:
+        chunk = (slabs + parts - 1) // parts
+    cdef Py_ssize_t ldc = c.strides[1] // sizeof(float)
+    cdef Py_ssize_t xn = x.strides[0] // sizeof(float)
+    cdef mnn_sg_conv geo
+    geo.x = &x[0, 0, 0, 0]
+    geo.xc = x.strides[1] // sizeof(float)
+    geo.xr = x.strides[2] // sizeof(float)
+    geo.H = H
+    geo.W = W
+    geo.KH = kh
+    geo.KW = kw
+    geo.OW = ow
+    geo.sh = sh
+    geo.sw = sw
+    geo.pt = pt
+    geo.pl = pl
+    geo.dh = dh
+    geo.dw = dw
+    scratch = np.empty((nthreads, mnn_sg_kc * mnn_sg_nc + mnn_sg_nc), np.float32)
+    cdef float[:, ::1] pb = scratch
+    cdef Py_ssize_t job, n, t, lo_i, hi_i, tid
+    cdef mnn_sg_conv mine
+    cdef float flo = <float>lo, fhi = <float>hi
+    with nogil:
+        for job in prange(N * parts, num_threads=nthreads, schedule="static"):
+            tid = openmp.omp_get_thread_num()
+            n = job // parts
+            t = job % parts
+            mine = geo
+            mine.x = geo.x + n * xn
+            lo_i = t * chunk
+            if by_cols:
+                hi_i = lo_i + chunk if lo_i + chunk < P else P
+                if lo_i < hi_i:
+                    mnn_sg_block_conv(m, K, &packed[0], &mine, &c[n, 0, 0], ldc, 0, slabs,
+                                      lo_i, hi_i, &pb[tid, 0], &bias[0], flo, fhi)
+            else:
+                hi_i = lo_i + chunk if lo_i + chunk < slabs else slabs
+                if lo_i < hi_i:
+                    mnn_sg_block_conv(m, K, &packed[0], &mine, &c[n, 0, 0], ldc, lo_i, hi_i,
+                                      0, P, &pb[tid, 0], &bias[0], flo, fhi)

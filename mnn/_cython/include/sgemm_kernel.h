@@ -218,19 +218,118 @@ static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, f
 #endif
 #endif
 
-/* The part of C with slabs [s0, s1) and columns [n0, n1): C = clamp(A B + bias).
-   pb is this thread's scratch of MNN_SG_KC * MNN_SG_NC floats. */
-static void mnn_sg_block(ptrdiff_t M, ptrdiff_t K, const float *pa, const float *B,
-                         ptrdiff_t ldb, float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1,
-                         ptrdiff_t n0, ptrdiff_t n1, float *pb, const float *bias, float lo,
-                         float hi) {
+/* A convolution whose im2col matrix is B, for packing B straight from the image (no
+   im2col matrix is written): row k = (c*KH + i)*KW + j, column n = oy*OW + ox of B is
+   x[c, oy*sh - pt + i*dh, ox*sw - pl + j*dw], zero outside the H x W image. x has channel
+   stride xc and row stride xr (floats); the caller checks that C*KH*KW = K and that
+   every column is an output pixel of an OH x OW output. */
+typedef struct {
+    const float *x;
+    ptrdiff_t xc, xr, H, W, KH, KW, OW, sh, sw, pt, pl, dh, dw;
+} mnn_sg_conv;
+
+/* First t >= 0 with ix0 + t*sw >= 0, and first t with ix0 + t*sw >= W (both clamped
+   to [0, seg], hi >= lo): the columns of a segment that read inside the image row.
+   Strides 1 and 2 (nearly every model) without a division. */
+static inline void mnn_sg_conv_span(ptrdiff_t ix0, ptrdiff_t sw, ptrdiff_t W,
+                                    ptrdiff_t seg, ptrdiff_t *lo_out, ptrdiff_t *hi_out) {
+    ptrdiff_t lo, hi;
+    if (sw == 1) {
+        lo = ix0 >= 0 ? 0 : -ix0;
+        hi = W - ix0 <= 0 ? 0 : W - ix0;
+    } else if (sw == 2) {
+        lo = ix0 >= 0 ? 0 : (-ix0 + 1) >> 1;
+        hi = W - ix0 <= 0 ? 0 : (W - ix0 + 1) >> 1;
+    } else {
+        lo = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+        hi = W - ix0 <= 0 ? 0 : (W - ix0 + sw - 1) / sw;
+    }
+    if (lo > seg) lo = seg;
+    if (hi > seg) hi = seg;
+    if (hi < lo) hi = lo;
+    *lo_out = lo;
+    *hi_out = hi;
+}
+
+/* row[0:ncols] <- row (c, i, j) of the conv's B, columns n0 .. n0+ncols-1 (output pixel
+   (oy, ox) = divmod(n0, OW) first). Every read of x is tested against H and W. */
+static void mnn_sg_conv_row(const mnn_sg_conv *g, ptrdiff_t c, ptrdiff_t i, ptrdiff_t j,
+                            ptrdiff_t oy, ptrdiff_t ox, ptrdiff_t ncols, float *row) {
+    const float *xc = g->x + c * g->xc;
+    ptrdiff_t sw = g->sw, col = 0;
+    while (col < ncols) {
+        ptrdiff_t seg = g->OW - ox < ncols - col ? g->OW - ox : ncols - col;
+        ptrdiff_t iy = oy * g->sh - g->pt + i * g->dh;
+        float *dst = row + col;
+        if (iy < 0 || iy >= g->H) {
+            for (ptrdiff_t t = 0; t < seg; t++) dst[t] = 0.0f;
+        } else {
+            ptrdiff_t ix0 = ox * sw - g->pl + j * g->dw, lo, hi;
+            mnn_sg_conv_span(ix0, sw, g->W, seg, &lo, &hi);
+            /* src is the pixel of column lo: the first one inside the image row. */
+            const float *src = xc + iy * g->xr + (ix0 + lo * sw);
+            ptrdiff_t len = hi - lo;
+            float *out = dst + lo;
+            for (ptrdiff_t t = 0; t < lo; t++) dst[t] = 0.0f;
+            if (sw == 1) {
+                for (ptrdiff_t t = 0; t < len; t++) out[t] = src[t];
+            } else if (sw == 2) {
+                for (ptrdiff_t t = 0; t < len; t++) out[t] = src[2 * t];
+            } else {
+                for (ptrdiff_t t = 0; t < len; t++) out[t] = src[t * sw];
+            }
+            for (ptrdiff_t t = hi; t < seg; t++) dst[t] = 0.0f;
+        }
+        col += seg;
+        ox = 0;
+        oy++;
+    }
+}
+
+/* pb <- rows k0 .. k0+kc-1, columns n0 .. n0+ncols-1 of the conv's B, in mnn_sg_pack_b's
+   layout. row is scratch of MNN_SG_NC floats (ncols <= MNN_SG_NC). */
+static void mnn_sg_pack_b_conv(const mnn_sg_conv *g, ptrdiff_t k0, ptrdiff_t kc,
+                               ptrdiff_t n0, ptrdiff_t ncols, float *pb, float *row) {
+    ptrdiff_t strips = (ncols + MNN_SG_NR - 1) / MNN_SG_NR;
+    ptrdiff_t oy = n0 / g->OW, ox = n0 % g->OW;
+    /* (c, i, j) of row k0, then stepped row by row (no divisions per row). */
+    ptrdiff_t c = k0 / (g->KH * g->KW), i = (k0 / g->KW) % g->KH, j = k0 % g->KW;
+    for (ptrdiff_t t = ncols; t < strips * MNN_SG_NR; t++) row[t] = 0.0f;
+    for (ptrdiff_t kk = 0; kk < kc; kk++) {
+        mnn_sg_conv_row(g, c, i, j, oy, ox, ncols, row);
+        if (++j == g->KW) {
+            j = 0;
+            if (++i == g->KH) {
+                i = 0;
+                c++;
+            }
+        }
+        for (ptrdiff_t s = 0; s < strips; s++) {
+            float *dst = pb + s * kc * MNN_SG_NR + kk * MNN_SG_NR;
+            const float *src = row + s * MNN_SG_NR;
+            for (int t = 0; t < MNN_SG_NR; t++) dst[t] = src[t];
+        }
+    }
+}
+
+/* The part of C with slabs [s0, s1) and columns [n0, n1): C = clamp(A B + bias), B
+   read from memory (conv NULL) or packed from an image (conv: B is its im2col matrix).
+   pb is this thread's scratch of MNN_SG_KC * MNN_SG_NC floats, plus MNN_SG_NC more with
+   conv. */
+static void mnn_sg_block_any(ptrdiff_t M, ptrdiff_t K, const float *pa, const float *B,
+                             ptrdiff_t ldb, const mnn_sg_conv *conv, float *C, ptrdiff_t ldc,
+                             ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t n0, ptrdiff_t n1,
+                             float *pb, const float *bias, float lo, float hi) {
     ptrdiff_t Mp = (M + MNN_SG_MR - 1) / MNN_SG_MR * MNN_SG_MR;
     for (ptrdiff_t nc0 = n0; nc0 < n1; nc0 += MNN_SG_NC) {
         ptrdiff_t ncw = n1 - nc0 < MNN_SG_NC ? n1 - nc0 : MNN_SG_NC;
         ptrdiff_t strips = (ncw + MNN_SG_NR - 1) / MNN_SG_NR;
         for (ptrdiff_t k0 = 0; k0 < K; k0 += MNN_SG_KC) {
             ptrdiff_t kc = K - k0 < MNN_SG_KC ? K - k0 : MNN_SG_KC;
-            mnn_sg_pack_b(kc, ncw, B + k0 * ldb + nc0, ldb, pb);
+            if (conv)
+                mnn_sg_pack_b_conv(conv, k0, kc, nc0, ncw, pb, pb + MNN_SG_KC * MNN_SG_NC);
+            else
+                mnn_sg_pack_b(kc, ncw, B + k0 * ldb + nc0, ldb, pb);
             int accumulate = k0 > 0, last = k0 + kc == K;
             for (ptrdiff_t s = s0; s < s1; s++) {
                 ptrdiff_t rows = M - s * MNN_SG_MR;
@@ -247,5 +346,20 @@ static void mnn_sg_block(ptrdiff_t M, ptrdiff_t K, const float *pa, const float 
             }
         }
     }
+}
+
+static void mnn_sg_block(ptrdiff_t M, ptrdiff_t K, const float *pa, const float *B,
+                         ptrdiff_t ldb, float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1,
+                         ptrdiff_t n0, ptrdiff_t n1, float *pb, const float *bias, float lo,
+                         float hi) {
+    mnn_sg_block_any(M, K, pa, B, ldb, NULL, C, ldc, s0, s1, n0, n1, pb, bias, lo, hi);
+}
+
+/* mnn_sg_block for a convolution (B its im2col matrix, never built). */
+static void mnn_sg_block_conv(ptrdiff_t M, ptrdiff_t K, const float *pa,
+                              const mnn_sg_conv *conv, float *C, ptrdiff_t ldc, ptrdiff_t s0,
+                              ptrdiff_t s1, ptrdiff_t n0, ptrdiff_t n1, float *pb,
+                              const float *bias, float lo, float hi) {
+    mnn_sg_block_any(M, K, pa, NULL, 0, conv, C, ldc, s0, s1, n0, n1, pb, bias, lo, hi);
 }
 #endif

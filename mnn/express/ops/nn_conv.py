@@ -141,19 +141,14 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
     packed = _packed_weight(w, group) if _use_sgemm(x.dtype, rows, oh * ow) else None
     if packed is not None and not pointwise:
-        # Several images' columns side by side, one GEMM call over them (threads split
-        # the images): per-image calls cost more than the products of small images.
-        p = oh * ow
-        step = _images_per_chunk(n, c * kh * kw * p)
-        for i0 in range(0, n, step):
-            i1 = min(n, i0 + step)
-            cols = nc.scratch("im2col", (c * kh * kw, (i1 - i0) * p), x.dtype)
-            _conv_k.im2col_batch(x[i0:i1], cols, kh, kw, oh, ow, strides[0], strides[1],
-                                 pads[0], pads[1], dilations[0], dilations[1], nt)
-            for g in range(group):
-                _sgemm_k.gemm_packed_images(packed[g], og, cols[g * rows:(g + 1) * rows],
-                                            y3[i0:i1, g * og:(g + 1) * og],
-                                            bias[g * og:(g + 1) * og], lo, hi, nt)
+        # The GEMM packs its B panels straight from the image (no im2col matrix): the
+        # im2col pass and its write and re-read of C*KH*KW*OH*OW floats are saved
+        # (7x7 s2 3->64 at 224: 1.54 -> 1.23 ms, one thread). All images in one call.
+        for g in range(group):
+            _sgemm_k.conv_packed_images(packed[g], og, x[:, g * cg:(g + 1) * cg],
+                                        y3[:, g * og:(g + 1) * og], bias[g * og:(g + 1) * og],
+                                        kh, kw, oh, ow, strides[0], strides[1], pads[0],
+                                        pads[1], dilations[0], dilations[1], lo, hi, nt)
         return y
     cols = None if pointwise else nc.scratch("im2col", (c * kh * kw, oh * ow), x.dtype)
     for i in range(n):

@@ -1,0 +1,114 @@
+"""Convolutions whose GEMM packs B straight from the image (sgemm.conv_packed_images,
+no im2col matrix) against torch.nn.functional.conv2d (CPU), float32.
+
+Odd sizes, channel counts that are not a multiple of the 8-row / 32-column tiles,
+batches 1 and 3, every stride / dilation / asymmetric pad combination the packer
+treats separately (strides 1, 2 and 3; pads wider than the kernel reach; images
+smaller than the kernel), groups, bias, fused clamps, and 1 and 2 threads; then the
+kernel's input checks.
+"""
+import mnn.expr as F
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+from mnn._cython import sgemm
+
+RNG = np.random.default_rng(404)
+
+
+def _data(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _torch(x, w, b, stride, pads, dilation, group, clamp):
+    t = TF.pad(torch.tensor(x), (pads[1], pads[3], pads[0], pads[2]))
+    y = TF.conv2d(t, torch.tensor(w), None if b is None else torch.tensor(b), stride, 0,
+                  dilation, group)
+    if clamp is not None:
+        y = torch.clamp(y, *clamp)
+    return y.numpy()
+
+
+# (N, C, H, W, O, (KH, KW), stride (h, w), pads (t, l, b, r), dilation, group, clamp)
+CASES = [
+    (1, 3, 29, 31, 10, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1, (0.0, np.inf)),
+    (3, 3, 17, 15, 33, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, (0.0, 6.0)),
+    (1, 13, 9, 11, 17, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1, None),
+    (3, 7, 12, 10, 9, (1, 1), (2, 3), (0, 0, 0, 0), (1, 1), 1, None),
+    (1, 5, 10, 13, 40, (3, 2), (3, 1), (2, 0, 1, 2), (1, 2), 1, (0.0, 6.0)),
+    (3, 6, 8, 9, 12, (3, 3), (1, 1), (1, 1, 1, 1), (2, 2), 2, None),
+    (1, 4, 2, 3, 8, (3, 3), (1, 1), (2, 2, 2, 2), (1, 1), 1, None),   # image < kernel
+    (1, 4, 10, 11, 8, (2, 2), (4, 4), (1, 1, 1, 1), (1, 1), 1, None),  # stride > kernel
+    (1, 2, 3, 40, 5, (1, 5), (1, 2), (0, 4, 0, 4), (1, 1), 1, None),   # pads > reach
+    (1, 9, 40, 41, 24, (3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 3, (0.0, 6.0)),
+    (2, 40, 14, 14, 70, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, None),  # K > 256
+    (1, 64, 7, 7, 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, None),    # few columns
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("case", CASES)
+def test_conv_matches_torch(case, bias, threads):
+    n, c, h, wd, o, (kh, kw), stride, pads, dil, group, clamp = case
+    x, w = _data(n, c, h, wd), _data(o, c // group, kh, kw)
+    b = _data(o) if bias else None
+    F.set_thread_number(threads)
+    act = {None: None, (0.0, np.inf): "relu", (0.0, 6.0): "relu6"}[clamp]
+    try:
+        # mnn's stride and dilation pairs are (x, y): width first.
+        got = F.conv2d(F.const(x), F.const(w), None if b is None else F.const(b),
+                       stride[::-1], pads, dil[::-1], group, activation=act).read()
+    finally:
+        F.set_thread_number(1)
+    want = _torch(x, w, b, stride, pads, dil, group, clamp)
+    np.testing.assert_allclose(got, want, rtol=3e-4, atol=3e-4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("act", ["relu", "relu6"])
+def test_fused_activation_strided(act, threads):
+    x, w, b = _data(3, 5, 23, 19), _data(37, 5, 3, 3), _data(37)
+    F.set_thread_number(threads)
+    try:
+        got = F.conv2d(F.const(x), F.const(w), F.const(b), (2, 2), (1, 1),
+                       activation=act).read()
+    finally:
+        F.set_thread_number(1)
+    clamp = (0.0, np.inf) if act == "relu" else (0.0, 6.0)
+    np.testing.assert_allclose(got, _torch(x, w, b, (2, 2), (1, 1, 1, 1), (1, 1), 1, clamp),
+                               rtol=3e-4, atol=3e-4)
+
+
+def test_kernel_on_group_slice_of_input():
+    # A group's channel slice of x (rows contiguous, channel stride of the whole input),
+    # with a clamp that is neither relu nor relu6.
+    x, w, b = _data(2, 6, 9, 8), _data(5, 3, 3, 3), _data(5)
+    y = np.zeros((2, 5, 4 * 4), np.float32)
+    sgemm.conv_packed_images(sgemm.pack_weight(w.reshape(5, -1)), 5, x[:, 3:], y, b, 3, 3,
+                             4, 4, 2, 2, 1, 1, 1, 1, -0.3, 0.4, 2)
+    want = _torch(x[:, 3:], w, b, (2, 2), (1, 1, 1, 1), (1, 1), 1, (-0.3, 0.4))[:, :, :4, :4]
+    np.testing.assert_allclose(y.reshape(want.shape), want, rtol=3e-4, atol=3e-4)
+
+
+def test_kernel_rejects_bad_shapes():
+    x, w, b = _data(1, 3, 8, 8), _data(4, 3, 3, 3), _data(4)
+    pk = sgemm.pack_weight(w.reshape(4, -1))
+    y = np.zeros((1, 4, 16), np.float32)
+    args = (3, 3, 4, 4, 2, 2, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match="packed weight"):
+        sgemm.conv_packed_images(pk, 4, x[:, :2], y, b, *args)
+    with pytest.raises(ValueError, match="output"):
+        sgemm.conv_packed_images(pk, 4, x, np.zeros((1, 4, 15), np.float32), b, *args)
+    with pytest.raises(ValueError, match="output"):
+        sgemm.conv_packed_images(pk, 4, x, np.zeros((2, 4, 16), np.float32), b, *args)
+    with pytest.raises(ValueError, match="bias"):
+        sgemm.conv_packed_images(pk, 4, x, y, b[:3], *args)
+    with pytest.raises(ValueError, match=">= 1"):
+        sgemm.conv_packed_images(pk, 4, x, y, b, 3, 3, 4, 4, 0, 2, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match="contiguous"):
+        sgemm.conv_packed_images(pk, 4, x[..., ::2], y, b, *args)
+    with pytest.raises(ValueError, match="nthreads"):
+        sgemm.conv_packed_images(pk, 4, x, y, b, *args, -np.inf, np.inf, 0)
