@@ -124,11 +124,11 @@ def _squeeze(ctx, data, axes):
 
 def _squeeze_unit_axes(data):
     """Squeeze without axes of an input with dynamic dims: every axis of size 1 when the
-    graph runs, a dynamic one included (ONNX's rule), so the result's rank is known only
-    then. The unit axes are looked up in the run-time shape (MNN's Squeeze with an axes
-    tensor; an empty one squeezes nothing)."""
-    unit = F.where(F.equal(F.shape(data), F.const(np.int32(1))))
-    return F.onnx_squeeze(data, F.cast(F.reshape(unit, [-1]), np.int64))
+    graph runs, a dynamic one included (ONNX's rule; MNN's Squeeze without dims does the
+    same). What is known of the result's shape before running (its rank, for the nodes
+    after it) takes the dynamic dims to be larger than 1, as the exporter's trace did;
+    when one is 1 at run time the result has fewer axes, as in onnxruntime."""
+    return F.squeeze(data, [])
 
 
 @onnx_op("Unsqueeze", since=1, until=13)

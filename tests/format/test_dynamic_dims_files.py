@@ -95,6 +95,46 @@ class _Tagger(torch.nn.Module):
         return torch.flatten(self.fc(self.rnn(x)[0]), 1)
 
 
+class _Pooled(torch.nn.Module):
+    """Max pooling with indices (windows as strided slices) and Lp pooling (a depthwise
+    convolution of |x|^p): handlers that once needed static shapes."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 6, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2, return_indices=True)
+        self.c2 = torch.nn.Conv2d(6, 6, 3, padding=1)
+        self.lp = torch.nn.LPPool2d(2, 3, stride=1)
+
+    def forward(self, x):
+        y, idx = self.pool(torch.relu(self.c1(x)))
+        y = self.lp(self.c2(y))
+        return torch.cat([y.flatten(1), idx.flatten(1).float()], 1)
+
+
+class _Volume(torch.nn.Module):
+    """3-d convolution, max and average pooling and a transposed 3-d convolution over a
+    dynamic batch, depth, height and width."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv3d(2, 4, 3, padding=1, stride=(1, 2, 2))
+        self.max = torch.nn.MaxPool3d(2)
+        self.avg = torch.nn.AvgPool3d(2, stride=1, padding=1)
+        self.up = torch.nn.ConvTranspose3d(4, 3, 2, stride=2)
+
+    def forward(self, x):
+        return self.up(self.avg(self.max(torch.relu(self.conv(x)))))
+
+
+class _Squeezed(torch.nn.Module):
+    """``squeeze()`` without dims (a batch of 1 at run time is squeezed too), a clip and a
+    sum over the last axis."""
+
+    def forward(self, x):
+        return torch.nn.functional.hardtanh(x.squeeze()).sum(-1)
+
+
 # net -> (export shape, dynamic axes of x, opset, shapes run)
 _SETUPS = {
     "_ConvNet": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 13, SHAPES),
@@ -102,6 +142,10 @@ _SETUPS = {
     "_Encoder": ((2, 5, 16), {0: "N"}, 17, [(1, 5, 16), (4, 5, 16)]),
     "_SuperRes": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 18, SHAPES),
     "_Tagger": ((2, 5, 16), {0: "N", 1: "S"}, 14, [(1, 7, 16), (3, 2, 16)]),
+    "_Pooled": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 17, [(1, 3, 16, 20), (3, 3, 12, 8)]),
+    "_Volume": ((2, 2, 8, 8, 8), {0: "N", 2: "D", 3: "H", 4: "W"}, 17,
+                [(1, 2, 8, 8, 8), (2, 2, 12, 8, 16)]),
+    "_Squeezed": ((2, 1, 5), {0: "N", 2: "L"}, 17, [(1, 1, 5), (3, 1, 7)]),
 }
 
 
@@ -127,7 +171,8 @@ def _input_dims(path):
     return list(var.expr.attrs.get("declared_shape", var.expr.metas[0].shape))
 
 
-@pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder, _SuperRes, _Tagger])
+@pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder, _SuperRes, _Tagger, _Pooled,
+                                 _Volume, _Squeezed])
 def test_dynamic_input_dims_round_trip(net, tmp_path):
     onnx_path = _export(net, str(tmp_path), net.__name__)
     ours_path = os.path.join(tmp_path, "ours.mnn")
