@@ -63,6 +63,14 @@ def _first_non_finite(grads):
     return None
 
 
+class _NonFiniteGradient(Exception):
+    """Raised by ``_update_all`` before any update: gradient ``index`` is not finite."""
+
+    def __init__(self, index):
+        super().__init__(index)
+        self.index = index
+
+
 def _trainable(params):
     seen, out = set(), []
     for p in params:
@@ -201,19 +209,6 @@ class Optimizer:
         if not params:
             return False
         grads, updates, stats = self._evaluate(loss, params, all_params)
-        bad = _first_non_finite(grads)
-        if bad is not None:
-            raise MnnError(f"mnn: step: the gradient of parameter {params[bad].name} is not "
-                           "finite (nan or inf); lower the learning rate or check the loss")
-        before = {id(r.expr): r.expr.values[0] for u in updates for r in u.roots}
-        for i, update in enumerate(updates):
-            update.apply(stats[2 * i:2 * i + 2], before)
-        # Other computed parameters are fixed to their values, as MNN does before
-        # updating (read again: applying state updates re-binds batch norm's).
-        for p in _module_parameters(self._module):
-            if p.expr.op is not None:
-                p.fix_as_const()
-        self._step += 1
         values = [p.expr.values[0] for p in params]
         states = []
         for p in params:
@@ -222,7 +217,29 @@ class Optimizer:
                 entry = (p, {})
                 self._state[id(p)] = entry
             states.append(entry[1])
-        for p, value, new in zip(params, values, self._update_all(values, grads, states)):
+        # The new values come first: a non-finite gradient raises before anything (the
+        # parameters, their histories, the module state, the step count) has changed.
+        self._step += 1
+        try:
+            new_values = self._update_all(values, grads, states)
+        except _NonFiniteGradient as exc:
+            self._step -= 1
+            raise MnnError(f"mnn: step: the gradient of parameter {params[exc.index].name} "
+                           "is not finite (nan or inf); lower the learning rate or check the "
+                           "loss") from None
+        if updates:
+            before = {id(r.expr): r.expr.values[0] for u in updates for r in u.roots}
+            for i, update in enumerate(updates):
+                update.apply(stats[2 * i:2 * i + 2], before)
+            # Applying state updates re-binds batch norm's running statistics: read the
+            # parameter list again.
+            all_params = _module_parameters(self._module)
+        # Other computed parameters are fixed to their values, as MNN does before
+        # updating.
+        for p in all_params:
+            if p.expr.op is not None:
+                p.fix_as_const()
+        for p, value, new in zip(params, values, new_values):
             if new.dtype != value.dtype:
                 new = new.astype(value.dtype)
             p.expr.set_source_value(new)
@@ -230,7 +247,16 @@ class Optimizer:
 
     def _update_all(self, values, grads, states):
         """New values of every parameter (each regularised and updated in turn);
-        optimizers with a fused kernel override it."""
+        optimizers with a fused kernel override it.
+
+        Raises
+        ------
+        _NonFiniteGradient
+            A gradient holds a NaN or an infinity; then no state has changed.
+        """
+        bad = _first_non_finite(grads)
+        if bad is not None:
+            raise _NonFiniteGradient(bad)
         out = []
         for value, g, state in zip(values, grads, states):
             g = self._regularize(value, g.astype(value.dtype, copy=False))

@@ -3,7 +3,7 @@ import numpy as np
 
 from .._cython import optim_update as _kernels
 from ..express.runtime import get_thread_number
-from .optimizer import L2, Optimizer
+from .optimizer import L2, Optimizer, _NonFiniteGradient
 
 __all__ = ["SGD"]
 
@@ -50,36 +50,43 @@ class SGD(Optimizer):
     def _update_all(self, values, grads, states):
         if self._weight_decay != 0.0 and self._reg != L2:
             return super()._update_all(values, grads, states)  # L1 needs sign(p)
-        out = []
+        dtype = values[0].dtype
+        if dtype not in _KERNEL_DTYPES or any(v.dtype != dtype for v in values):
+            return super()._update_all(values, grads, states)
+        # Every parameter in one kernel call, which also checks the gradients finite
+        # before writing anything.
+        flats, gs, vs, outs, history = [], [], [], [], []
+        total = 0
         for value, g, state in zip(values, grads, states):
-            if value.dtype not in _KERNEL_DTYPES:
-                g = self._regularize(value, g.astype(value.dtype, copy=False))
-                out.append(self._update(value, g, state))
-                continue
-            out.append(self._fused(value, g, state))
-        return out
-
-    def _fused(self, value, grad, state):
-        # One pass per parameter: regularise, update the history in place, write the
-        # new value into a fresh array (the old one is read-only; readers may hold it).
-        flat = value.reshape(-1)
-        g = np.ascontiguousarray(grad, dtype=value.dtype).reshape(-1)
-        if g.shape != flat.shape:
-            raise RuntimeError(f"mnn internal error: gradient of {g.size} elements for a "
-                               f"parameter of {flat.size}")
-        v = state.get("v")
-        history = v is not None and self._momentum != 0.0
-        if v is None or v.dtype != value.dtype or v.size != flat.size:
-            v = np.empty_like(flat)
-            history = False
-        v = v.reshape(-1)
-        new = np.empty_like(value)
-        n = flat.size
-        threads = 1 if n < _PARALLEL_MIN else get_thread_number()
-        _kernels.sgd_momentum(np.ascontiguousarray(flat), g, v, new.reshape(-1), self._lr,
-                              self._momentum, self._weight_decay, history, threads)
-        state["v"] = v.reshape(value.shape)
-        return new
+            flat = value.reshape(-1)
+            if not flat.flags.c_contiguous:
+                flat = np.ascontiguousarray(flat)
+            if g.dtype != dtype or not g.flags.c_contiguous:
+                g = np.ascontiguousarray(g, dtype=dtype)
+            g = g.reshape(-1)
+            if g.shape != flat.shape:
+                raise RuntimeError(f"mnn internal error: gradient of {g.size} elements "
+                                   f"for a parameter of {flat.size}")
+            v = state.get("v")
+            if v is None or v.dtype != dtype or v.size != flat.size:
+                v = np.empty_like(flat)
+                history.append(False)
+            else:
+                history.append(self._momentum != 0.0)
+            flats.append(flat)
+            gs.append(g)
+            vs.append(v.reshape(-1))
+            outs.append(np.empty_like(value))
+            total += flat.size
+        threads = 1 if total < _PARALLEL_MIN else get_thread_number()
+        bad = _kernels.sgd_momentum_many(flats, gs, vs, [o.reshape(-1) for o in outs],
+                                         history, self._lr, self._momentum,
+                                         self._weight_decay, threads)
+        if bad >= 0:
+            raise _NonFiniteGradient(bad)
+        for value, v, state in zip(values, vs, states):
+            state["v"] = v.reshape(value.shape)
+        return outs
 
     def _update(self, value, grad, state):
         # In place where the arrays are ours (the history; the new value is a fresh
