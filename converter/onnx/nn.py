@@ -110,12 +110,7 @@ def _same_input(x, axis, reach, stride, lower, fill):
     from mnn.express.graph import apply
 
     extra = reach - 1
-    size = F.gather(F.cast(F.shape(x), np.int64), F.const(np.array([axis], np.int32)), 0)
-    out = F.floordiv(F.add(size, _i64([stride - 1])), _i64([stride]))
-    total = F.maximum(F.subtract(F.add(F.multiply(F.subtract(out, _i64([1])), _i64([stride])),
-                                       _i64([reach])), size), _i64([0]))
-    half = F.floordiv(total, _i64([2]))
-    begin = F.subtract(total, half) if lower else half
+    begin, out = _same_begin(x, axis, reach, stride, lower)
     pads = [(0, 0)] * len(partial_shape(x))
     pads[axis] = (extra, extra)
     padded = apply("pad", [x], pads=tuple(pads), mode=PadValue_Mode.CONSTANT,
@@ -125,6 +120,17 @@ def _same_input(x, axis, reach, stride, lower, fill):
                               _i64([reach])))
     return F.onnx_slice(padded, start, stop, _i64([axis]))
 
+
+def _same_begin(x, axis, reach, stride, lower):
+    """``(begin, out)``: SAME's leading pad along ``axis`` of ``x`` and the output size,
+    1-element int64 Vars computed from the run-time size (ONNX's rule: the total pads
+    ``(out - 1) * stride + reach - size``, at least 0)."""
+    size = F.gather(F.cast(F.shape(x), np.int64), F.const(np.array([axis], np.int32)), 0)
+    out = F.floordiv(F.add(size, _i64([stride - 1])), _i64([stride]))
+    total = F.maximum(F.subtract(F.add(F.multiply(F.subtract(out, _i64([1])), _i64([stride])),
+                                       _i64([reach])), size), _i64([0]))
+    half = F.floordiv(total, _i64([2]))
+    return (F.subtract(total, half) if lower else half), out
 
 
 def _flip_spatial(x, n):
@@ -548,7 +554,8 @@ def _indices_from_taps(ctx, X, stacked, n, g, storage_order):
     if storage_order not in (0, 1):
         raise ctx.error(f"storage_order must be 0 or 1, got {storage_order}")
     k, s, d = g["kernel"], g["strides"], g["dilations"]
-    top, left = g["pads"][:2]
+    # Where the windows start: the leading pads (run-time Vars for SAME on dynamic dims).
+    top, left = g.get("origin") or [_i64(p) for p in g["pads"][:2]]
     tap = F.cast(F.argmax(stacked, 2), np.int64)  # (N, C, OH, OW)
     ty = F.floordiv(tap, _i64(k[1]))
     tx = F.floormod(tap, _i64(k[1]))
@@ -562,8 +569,8 @@ def _indices_from_taps(ctx, X, stacked, n, g, storage_order):
         return F.reshape(F.range(_i64(0), size, _i64(1)), shape)
 
     oy, ox = arange(dim(out_dims, 3), [-1, 1]), arange(dim(out_dims, 4), [1, -1])
-    iy = F.add(F.multiply(oy, _i64(s[0])), F.subtract(F.multiply(ty, _i64(d[0])), _i64(top)))
-    ix = F.add(F.multiply(ox, _i64(s[1])), F.subtract(F.multiply(tx, _i64(d[1])), _i64(left)))
+    iy = F.add(F.multiply(oy, _i64(s[0])), F.subtract(F.multiply(ty, _i64(d[0])), top))
+    ix = F.add(F.multiply(ox, _i64(s[1])), F.subtract(F.multiply(tx, _i64(d[1])), left))
     h, w = dim(in_dims, 2), dim(in_dims, 3)
     if storage_order == 1 and n == 2:
         plane_pos = F.add(F.multiply(ix, h), iy)
@@ -576,9 +583,45 @@ def _indices_from_taps(ctx, X, stacked, n, g, storage_order):
     return F.squeeze(idx, [2]) if n == 1 else idx
 
 
+def _max_pool_same_with_indices(ctx, X, auto_pad, dilations, kernel_shape, strides,
+                                storage_order):
+    """MaxPool with ``Indices`` and SAME padding on dynamic dims (1-d, 2-d): the input
+    padded with -inf and cut to the SAME windows (:func:`_same_input`), the windows as
+    slices (:func:`_pool_taps`), the indices counted from the run-time leading pads."""
+    n = len(ctx.partial_shape(X)) - 2
+    if kernel_shape is None:
+        raise ctx.error("attribute 'kernel_shape' is required")
+    kernel = _spatial(ctx, kernel_shape, n, 1, "kernel_shape")
+    strides = _spatial(ctx, strides, n, 1, "strides")
+    dil = _spatial(ctx, dilations, n, 1, "dilations")
+    dtype = X.dtype
+    x = X if dtype.kind == "f" else F.cast(X, np.float64)
+    if n == 1:
+        x, _ = _to_2d(ctx, x)
+        kernel, strides, dil = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_1d(dil, 1)
+    lower = auto_pad == "SAME_LOWER"
+    reach = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    origin = [_same_begin(x, 2 + i, reach[i], strides[i], lower)[0] for i in range(2)]
+    padded = x
+    for i in range(2):
+        padded = _same_input(padded, 2 + i, reach[i], strides[i], lower, float("-inf"))
+    g = dict(kernel=kernel, strides=strides, dilations=dil, pads=[0, 0, 0, 0], origin=origin)
+    stacked = _pool_taps(padded, g)
+    y = F.reduce_max(stacked, [2], False)
+    y = y if dtype.kind == "f" else F.cast(y, dtype)
+    y = F.squeeze(y, [2]) if n == 1 else y
+    return y, _indices_from_taps(ctx, x, stacked, n, g, storage_order)
+
+
 @onnx_op("MaxPool", since=1)
 def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
              kernel_shape=None, pads=None, storage_order=0, strides=None):
+    partial = ctx.partial_shape(X)
+    if len(ctx.node.output) > 1 and ctx.node.output[1] and not ceil_mode and \
+            auto_pad in ("SAME_UPPER", "SAME_LOWER") and partial is not None and \
+            len(partial) in (3, 4) and any(d < 0 for d in partial):
+        return _max_pool_same_with_indices(ctx, X, auto_pad, dilations, kernel_shape,
+                                           strides, int(storage_order))
     if _pool3d_dynamic_case(ctx, X, ceil_mode) and \
             not (len(ctx.node.output) > 1 and ctx.node.output[1]):
         return _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides)
