@@ -33,6 +33,17 @@ cdef extern from "sgemm_kernel.h":
                            const mnn_sg_conv* conv, float* C, Py_ssize_t ldc, Py_ssize_t s0,
                            Py_ssize_t s1, Py_ssize_t n0, Py_ssize_t n1, float* pb,
                            const float* bias, float lo, float hi) nogil
+    const int mnn_sd_enabled
+    const int mnn_sd_m
+    const int mnn_sd_n
+    Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
+    void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
+                       float* pw) nogil
+    void mnn_sd_block(Py_ssize_t M, Py_ssize_t K, const float* pw, const float* x,
+                      const Py_ssize_t* koff, Py_ssize_t OW, Py_ssize_t rstep, Py_ssize_t sw,
+                      float* C, Py_ssize_t ldc, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t n0,
+                      Py_ssize_t n1, Py_ssize_t* po, const float* bias32, float lo,
+                      float hi) nogil
 
 
 def info():
@@ -254,3 +265,120 @@ def conv_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
                 if lo_i < hi_i:
                     mnn_sg_block_conv(m, K, &packed[0], &mine, &c[n, 0, 0], ldc, lo_i, hi_i,
                                       0, P, &pb[tid, 0], &bias[0], flo, fhi)
+
+
+def direct_available():
+    """Whether :func:`conv_direct_images` is compiled in (it needs AVX-512 F/DQ/VL)."""
+    return bool(mnn_sd_enabled)
+
+
+def pack_weight_direct(const float[:, ::1] a):
+    """The packed form of ``a`` (``M x K``, float32) for :func:`conv_direct_images`:
+    slabs of 32 rows, k-major (rows past ``M`` zero)."""
+    cdef Py_ssize_t M = a.shape[0], K = a.shape[1]
+    out = np.empty(max(mnn_sd_packed_size(M, K), 1), np.float32)
+    cdef float[::1] pw = out
+    if M > 0 and K > 0:
+        with nogil:
+            mnn_sd_pack_w(M, K, &a[0, 0], K, &pw[0])
+    return out
+
+
+def conv_direct_images(const float[::1] packed, Py_ssize_t m, x, float[:, :, :] c,
+                       const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh,
+                       Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt,
+                       Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, double lo=-INFINITY,
+                       double hi=INFINITY, int nthreads=1):
+    """:func:`conv_packed_images` by the direct kernel: the vectors run over 32 output
+    channels and each output pixel broadcasts its input values from the image (no B
+    panel is packed); ``packed = pack_weight_direct(A)``. Zero padding is applied by
+    copying the image into a padded buffer first (only when the windows reach outside
+    it). Same arguments and result as :func:`conv_packed_images`.
+    """
+    if not mnn_sd_enabled:
+        raise RuntimeError("sgemm conv: the direct kernel needs AVX-512 (F, DQ, VL); "
+                           "use conv_packed_images")
+    xa = np.asarray(x)
+    if xa.dtype != np.float32 or xa.ndim != 4:
+        raise ValueError(f"sgemm conv: input must be 4-D float32, got {xa.dtype} "
+                         f"{xa.shape}")
+    cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
+    cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 1 or ow < 1:
+        raise ValueError("sgemm conv: kernel, output size, stride and dilation must be >= 1")
+    if pt < 0 or pl < 0:
+        raise ValueError("sgemm conv: pads must be >= 0")
+    if m < 0 or packed.shape[0] != max(mnn_sd_packed_size(m, K), 1):
+        raise ValueError(f"sgemm conv: packed weight of {packed.shape[0]} floats is not a "
+                         f"({m}, {C}*{kh}*{kw}) matrix")
+    if c.shape[0] != N or c.shape[1] != m or P != oh * ow:
+        raise ValueError(f"sgemm conv: output ({c.shape[0]}, {c.shape[1]}, {P}) is not "
+                         f"({N}, {m}, {oh}*{ow})")
+    if (c.strides[2] != sizeof(float) or c.strides[1] < <Py_ssize_t>sizeof(float)
+            or c.strides[1] % sizeof(float) or c.strides[0] < 0
+            or c.strides[0] % sizeof(float)):
+        raise ValueError("sgemm conv: output rows must be contiguous float32 with positive "
+                         "strides")
+    if bias.shape[0] != m:
+        raise ValueError(f"sgemm conv: bias of {bias.shape[0]} values for {m} rows")
+    if nthreads < 1:
+        raise ValueError("sgemm conv: nthreads must be >= 1")
+    if m == 0 or N == 0:
+        return
+    if K == 0:
+        np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
+        return
+    # The image every window reads from: x itself, or x copied into a zero border wide
+    # enough for the last window (then every read below is inside the buffer).
+    cdef Py_ssize_t hp = max(H + pt, (oh - 1) * sh + (kh - 1) * dh + 1)
+    cdef Py_ssize_t wp = max(W + pl, (ow - 1) * sw + (kw - 1) * dw + 1)
+    if hp != H or wp != W or pt or pl or xa.strides[3] != 4 or xa.strides[2] != 4 * W \
+            or xa.strides[1] != 4 * H * W or xa.strides[0] < 0 or xa.strides[0] % 4:
+        xp = np.zeros((N, C, hp, wp), np.float32)
+        xp[:, :, pt:pt + H, pl:pl + W] = xa
+    else:
+        xp = xa
+    # Rows, planes (and so every window) are contiguous in xp; images are xn apart.
+    cdef const float[:, :, :, :] xv = xp
+    cdef Py_ssize_t xc = hp * wp, xn = xv.strides[0] // sizeof(float)
+    koff_a = (np.arange(C, dtype=np.intp)[:, None, None] * xc
+              + np.arange(kh, dtype=np.intp)[None, :, None] * (dh * wp)
+              + np.arange(kw, dtype=np.intp)[None, None, :] * dw).reshape(-1)
+    cdef const Py_ssize_t[::1] koff = koff_a
+    cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m
+    bias_a = np.zeros(slabs * mnn_sd_m, np.float32)
+    bias_a[:m] = bias
+    cdef const float[::1] b32 = bias_a
+    # Jobs: each image split over the threads by pixel tiles, or by slabs when the image
+    # has few tiles.
+    cdef Py_ssize_t tiles = (P + mnn_sd_n - 1) // mnn_sd_n
+    cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
+    cdef bint by_cols = tiles >= 4 * parts or slabs < parts
+    cdef Py_ssize_t chunk
+    if by_cols:
+        chunk = (tiles + parts - 1) // parts * mnn_sd_n
+    else:
+        chunk = (slabs + parts - 1) // parts
+    po_a = np.empty((nthreads, P), np.intp)
+    cdef Py_ssize_t[:, ::1] po = po_a
+    cdef Py_ssize_t ldc = c.strides[1] // sizeof(float)
+    cdef Py_ssize_t job, n, t, lo_i, hi_i, tid
+    cdef float flo = <float>lo, fhi = <float>hi
+    with nogil:
+        for job in prange(N * parts, num_threads=nthreads, schedule="static"):
+            tid = openmp.omp_get_thread_num()
+            n = job // parts
+            t = job % parts
+            lo_i = t * chunk
+            if by_cols:
+                hi_i = lo_i + chunk if lo_i + chunk < P else P
+                if lo_i < hi_i:
+                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &koff[0], ow, sh * wp,
+                                 sw, &c[n, 0, 0], ldc, 0, slabs, lo_i, hi_i, &po[tid, 0],
+                                 &b32[0], flo, fhi)
+            else:
+                hi_i = lo_i + chunk if lo_i + chunk < slabs else slabs
+                if lo_i < hi_i:
+                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &koff[0], ow, sh * wp,
+                                 sw, &c[n, 0, 0], ldc, lo_i, hi_i, 0, P, &po[tid, 0],
+                                 &b32[0], flo, fhi)

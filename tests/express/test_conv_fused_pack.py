@@ -1,5 +1,7 @@
-"""Convolutions whose GEMM packs B straight from the image (sgemm.conv_packed_images,
-no im2col matrix) against torch.nn.functional.conv2d (CPU), float32.
+"""The float32 convolution paths of sgemm.pyx against torch.nn.functional.conv2d (CPU):
+the packed GEMM that packs B straight from the image (conv_packed_images, no im2col
+matrix) and the direct kernel (conv_direct_images: vectors over output channels, input
+values broadcast from the image), each forced on every case.
 
 Odd sizes, channel counts that are not a multiple of the 8-row / 32-column tiles,
 batches 1 and 3, every stride / dilation / asymmetric pad combination the packer
@@ -14,6 +16,7 @@ import torch
 import torch.nn.functional as TF
 
 from mnn._cython import sgemm
+from mnn.express.ops import nn_conv
 
 RNG = np.random.default_rng(404)
 
@@ -31,6 +34,18 @@ def _torch(x, w, b, stride, pads, dilation, group, clamp):
     return y.numpy()
 
 
+PATHS = ["packed", "direct"] if sgemm.direct_available() else ["packed"]
+
+
+@pytest.fixture(params=PATHS)
+def path(request, monkeypatch):
+    """Route every float32 conv of the test through one sgemm path."""
+    k = 1 if request.param == "direct" else 1 << 40
+    monkeypatch.setattr(nn_conv, "_DIRECT_MIN_K", k)
+    monkeypatch.setattr(nn_conv, "_DIRECT_MIN_K_POINTWISE", k)
+    return request.param
+
+
 # (N, C, H, W, O, (KH, KW), stride (h, w), pads (t, l, b, r), dilation, group, clamp)
 CASES = [
     (1, 3, 29, 31, 10, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1, (0.0, np.inf)),
@@ -45,13 +60,20 @@ CASES = [
     (1, 9, 40, 41, 24, (3, 3), (2, 2), (0, 0, 1, 1), (1, 1), 3, (0.0, 6.0)),
     (2, 40, 14, 14, 70, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, None),  # K > 256
     (1, 64, 7, 7, 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, None),    # few columns
+    # 1x1 stride 1 (the input itself is B): tails of 8 pixels and 32 channels
+    (1, 200, 7, 7, 45, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, (0.0, 6.0)),
+    (3, 19, 5, 9, 70, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),
+    (1, 24, 13, 13, 8, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 2, (0.0, np.inf)),
+    (3, 12, 6, 6, 12, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 3, None),
+    (1, 33, 1, 1, 31, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),    # one pixel
+    (1, 16, 5, 7, 16, (1, 1), (1, 1), (1, 0, 2, 1), (1, 1), 1, None),    # padded 1x1
 ]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("case", CASES)
-def test_conv_matches_torch(case, bias, threads):
+def test_conv_matches_torch(case, bias, threads, path):
     n, c, h, wd, o, (kh, kw), stride, pads, dil, group, clamp = case
     x, w = _data(n, c, h, wd), _data(o, c // group, kh, kw)
     b = _data(o) if bias else None
@@ -69,7 +91,7 @@ def test_conv_matches_torch(case, bias, threads):
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("act", ["relu", "relu6"])
-def test_fused_activation_strided(act, threads):
+def test_fused_activation_strided(act, threads, path):
     x, w, b = _data(3, 5, 23, 19), _data(37, 5, 3, 3), _data(37)
     F.set_thread_number(threads)
     try:
@@ -91,6 +113,42 @@ def test_kernel_on_group_slice_of_input():
                              4, 4, 2, 2, 1, 1, 1, 1, -0.3, 0.4, 2)
     want = _torch(x[:, 3:], w, b, (2, 2), (1, 1, 1, 1), (1, 1), 1, (-0.3, 0.4))[:, :, :4, :4]
     np.testing.assert_allclose(y.reshape(want.shape), want, rtol=3e-4, atol=3e-4)
+
+
+@pytest.mark.skipif(not sgemm.direct_available(), reason="direct kernel needs AVX-512")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_direct_kernel_on_group_slice_of_batch(threads):
+    # Images of a channel slice are not contiguous with each other; odd clamp.
+    x, w, b = _data(3, 6, 9, 8), _data(37, 3, 3, 3), _data(37)
+    y = np.zeros((3, 37, 5 * 4), np.float32)
+    sgemm.conv_direct_images(sgemm.pack_weight_direct(w.reshape(37, -1)), 37, x[:, 3:], y,
+                             b, 3, 3, 5, 4, 2, 2, 1, 1, 1, 1, -0.3, 0.4, threads)
+    want = _torch(x[:, 3:], w, b, (2, 2), (1, 1, 1, 1), (1, 1), 1, (-0.3, 0.4))[:, :, :5, :4]
+    np.testing.assert_allclose(y.reshape(want.shape), want, rtol=3e-4, atol=3e-4)
+
+
+@pytest.mark.skipif(not sgemm.direct_available(), reason="direct kernel needs AVX-512")
+def test_direct_kernel_rejects_bad_shapes():
+    x, w, b = _data(1, 3, 8, 8), _data(4, 3, 3, 3), _data(4)
+    pk = sgemm.pack_weight_direct(w.reshape(4, -1))
+    y = np.zeros((1, 4, 16), np.float32)
+    args = (3, 3, 4, 4, 2, 2, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match="packed weight"):
+        sgemm.conv_direct_images(pk, 4, x[:, :2], y, b, *args)
+    with pytest.raises(ValueError, match="packed weight"):
+        sgemm.conv_direct_images(sgemm.pack_weight(w.reshape(4, -1)), 4, x, y, b, *args)
+    with pytest.raises(ValueError, match="output"):
+        sgemm.conv_direct_images(pk, 4, x, np.zeros((1, 4, 15), np.float32), b, *args)
+    with pytest.raises(ValueError, match="bias"):
+        sgemm.conv_direct_images(pk, 4, x, y, b[:3], *args)
+    with pytest.raises(ValueError, match=">= 1"):
+        sgemm.conv_direct_images(pk, 4, x, y, b, 3, 3, 4, 4, 2, 0, 1, 1, 1, 1)
+    with pytest.raises(ValueError, match="pads"):
+        sgemm.conv_direct_images(pk, 4, x, y, b, 3, 3, 4, 4, 2, 2, -1, 1, 1, 1)
+    with pytest.raises(ValueError, match="float32"):
+        sgemm.conv_direct_images(pk, 4, x.astype(np.float64), y, b, *args)
+    with pytest.raises(ValueError, match="nthreads"):
+        sgemm.conv_direct_images(pk, 4, x, y, b, *args, -np.inf, np.inf, 0)
 
 
 def test_kernel_rejects_bad_shapes():

@@ -362,4 +362,148 @@ static void mnn_sg_block_conv(ptrdiff_t M, ptrdiff_t K, const float *pa,
                               const float *bias, float lo, float hi) {
     mnn_sg_block_any(M, K, pa, NULL, 0, conv, C, ldc, s0, s1, n0, n1, pb, bias, lo, hi);
 }
+
+/* ---------------------------------------------------------------------------------------
+   Direct convolution by the same multiply-adds with the roles swapped (AVX-512 only): the
+   vectors run over 32 output channels (a slab of the weight, packed k-major by
+   mnn_sd_pack_w) and each of up to 8 output pixels of a tile broadcasts its input value
+   straight from the (padded) image, so B is never packed. Pays when the product has few
+   columns (a padded 32-column strip would waste lanes) or when packing B costs a large
+   share (few output channels per input value). The 8 x 32 tile is transposed in
+   registers for the store.
+
+   Addressing: B[k, n] = x[koff[k] + poff[n]] with koff[k] = c*xc + i*dh*xr + j*dw for
+   k = (c*KH + i)*KW + j and poff[n] = oy*sh*xr + ox*sw for n = oy*OW + ox. The caller
+   pads the image so every such read is inside it (sgemm.pyx checks that). */
+#define MNN_SD_M 32
+#define MNN_SD_N 8
+
+static inline ptrdiff_t mnn_sd_packed_size(ptrdiff_t M, ptrdiff_t K) {
+    return (M + MNN_SD_M - 1) / MNN_SD_M * MNN_SD_M * K;
+}
+
+/* pw[s*K*32 + k*32 + r] = A[s*32 + r, k] (row stride lda), zero past M. */
+static void mnn_sd_pack_w(ptrdiff_t M, ptrdiff_t K, const float *A, ptrdiff_t lda,
+                          float *pw) {
+    ptrdiff_t slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
+    for (ptrdiff_t s = 0; s < slabs; s++) {
+        float *dst = pw + s * K * MNN_SD_M;
+        for (int r = 0; r < MNN_SD_M; r++) {
+            ptrdiff_t row = s * MNN_SD_M + r;
+            for (ptrdiff_t k = 0; k < K; k++)
+                dst[k * MNN_SD_M + r] = row < M ? A[row * lda + k] : 0.0f;
+        }
+    }
+}
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#define MNN_SD_ENABLED 1
+/* Store 8 pixel vectors (16 channels each, bias and clamp applied) as rows of C:
+   channel r of the vectors goes to C[r*ldc + 0 .. np-1], for r < rows. */
+static inline void mnn_sd_store16(const __m512 *a, float *C, ptrdiff_t ldc, int rows,
+                                  int np) {
+    __m512 t[8], u[8];
+    /* within each 128-bit lane l: u[j] = channel 4l+j of pixels 0..3, u[4+j] of 4..7 */
+    for (int q = 0; q < 2; q++) {
+        const __m512 *b = a + 4 * q;
+        t[4 * q + 0] = _mm512_unpacklo_ps(b[0], b[1]);
+        t[4 * q + 1] = _mm512_unpackhi_ps(b[0], b[1]);
+        t[4 * q + 2] = _mm512_unpacklo_ps(b[2], b[3]);
+        t[4 * q + 3] = _mm512_unpackhi_ps(b[2], b[3]);
+        u[4 * q + 0] = _mm512_shuffle_ps(t[4 * q + 0], t[4 * q + 2], 0x44);
+        u[4 * q + 1] = _mm512_shuffle_ps(t[4 * q + 0], t[4 * q + 2], 0xEE);
+        u[4 * q + 2] = _mm512_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0x44);
+        u[4 * q + 3] = _mm512_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0xEE);
+    }
+    /* lo: [u lane0, v lane0, u lane1, v lane1]; hi: lanes 2 and 3 */
+    const __m512i ilo = _mm512_set_epi32(23, 22, 21, 20, 7, 6, 5, 4,
+                                         19, 18, 17, 16, 3, 2, 1, 0);
+    const __m512i ihi = _mm512_set_epi32(31, 30, 29, 28, 15, 14, 13, 12,
+                                         27, 26, 25, 24, 11, 10, 9, 8);
+    __mmask8 m = (__mmask8)((1u << np) - 1u);
+    for (int j = 0; j < 4; j++) {
+        __m512 lo = _mm512_permutex2var_ps(u[j], ilo, u[4 + j]);
+        __m512 hi = _mm512_permutex2var_ps(u[j], ihi, u[4 + j]);
+        /* channels j, 4+j, 8+j, 12+j */
+        __m256 v[4] = {_mm512_castps512_ps256(lo), _mm512_extractf32x8_ps(lo, 1),
+                       _mm512_castps512_ps256(hi), _mm512_extractf32x8_ps(hi, 1)};
+        for (int l = 0; l < 4; l++) {
+            int r = 4 * l + j;
+            if (r < rows) _mm256_mask_storeu_ps(C + r * ldc, m, v[l]);
+        }
+    }
+}
+
+/* One tile: 32 channels (pw: this slab, k-major) x np <= 8 pixels whose input offsets
+   are po[0..np-1]; C rows of this slab (row stride ldc), `rows` of them valid. */
+static inline void mnn_sd_tile(ptrdiff_t K, const float *pw, const float *x,
+                               const ptrdiff_t *koff, const ptrdiff_t *po, int np, float *C,
+                               ptrdiff_t ldc, int rows, const float *bias, float lo,
+                               float hi) {
+    __m512 a0[MNN_SD_N], a1[MNN_SD_N];
+    const float *p[MNN_SD_N];
+#pragma GCC unroll 8
+    for (int r = 0; r < MNN_SD_N; r++) {
+        a0[r] = _mm512_setzero_ps();
+        a1[r] = _mm512_setzero_ps();
+        p[r] = x + po[r < np ? r : np - 1];
+    }
+    for (ptrdiff_t k = 0; k < K; k++) {
+        __m512 w0 = _mm512_loadu_ps(pw);
+        __m512 w1 = _mm512_loadu_ps(pw + 16);
+        ptrdiff_t o = koff[k];
+#pragma GCC unroll 8
+        for (int r = 0; r < MNN_SD_N; r++) {
+            __m512 b = _mm512_set1_ps(p[r][o]);
+            a0[r] = _mm512_fmadd_ps(w0, b, a0[r]);
+            a1[r] = _mm512_fmadd_ps(w1, b, a1[r]);
+        }
+        pw += MNN_SD_M;
+    }
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < MNN_SD_N; r++) {
+        a0[r] = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(a0[r], b0), vlo), vhi);
+        a1[r] = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(a1[r], b1), vlo), vhi);
+    }
+    mnn_sd_store16(a0, C, ldc, rows, np);
+    if (rows > 16) mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np);
+}
+
+/* Slabs [s0, s1) x pixels [n0, n1) of C (M rows, row stride ldc). bias32 is the bias
+   padded with zeros to a whole number of slabs. po is scratch of n1 - n0 offsets. */
+static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
+                         const ptrdiff_t *koff, ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw,
+                         float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t n0,
+                         ptrdiff_t n1, ptrdiff_t *po, const float *bias32, float lo,
+                         float hi) {
+    for (ptrdiff_t n = n0; n < n1; n++) po[n - n0] = n / OW * rstep + n % OW * sw;
+    for (ptrdiff_t s = s0; s < s1; s++) {
+        ptrdiff_t rows = M - s * MNN_SD_M;
+        if (rows > MNN_SD_M) rows = MNN_SD_M;
+        for (ptrdiff_t n = n0; n < n1; n += MNN_SD_N) {
+            int np = n1 - n < MNN_SD_N ? (int)(n1 - n) : MNN_SD_N;
+            mnn_sd_tile(K, pw + s * K * MNN_SD_M, x, koff, po + (n - n0), np,
+                        C + s * MNN_SD_M * ldc + n, ldc, (int)rows, bias32 + s * MNN_SD_M,
+                        lo, hi);
+        }
+    }
+}
+#else
+#define MNN_SD_ENABLED 0
+/* Never called when MNN_SD_ENABLED is 0 (sgemm.pyx checks): keeps the module linkable. */
+static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
+                         const ptrdiff_t *koff, ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw,
+                         float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t n0,
+                         ptrdiff_t n1, ptrdiff_t *po, const float *bias32, float lo,
+                         float hi) {
+    (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)OW; (void)rstep; (void)sw;
+    (void)C; (void)ldc; (void)s0; (void)s1; (void)n0; (void)n1; (void)po; (void)bias32;
+    (void)lo; (void)hi;
+}
+#endif
+static const int mnn_sd_enabled = MNN_SD_ENABLED;
+static const int mnn_sd_m = MNN_SD_M;
+static const int mnn_sd_n = MNN_SD_N;
 #endif

@@ -139,6 +139,14 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
     pointwise = (kh == 1 and kw == 1 and strides == (1, 1) and not any(pads))
     rows = cg * kh * kw
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
+    if _use_direct(x.dtype, rows, pointwise):
+        packed = _packed_weight(w, group, direct=True)
+        for g in range(group):
+            _sgemm_k.conv_direct_images(packed[g], og, x[:, g * cg:(g + 1) * cg],
+                                        y3[:, g * og:(g + 1) * og], bias[g * og:(g + 1) * og],
+                                        kh, kw, oh, ow, strides[0], strides[1], pads[0],
+                                        pads[1], dilations[0], dilations[1], lo, hi, nt)
+        return y
     packed = _packed_weight(w, group) if _use_sgemm(x.dtype, rows, oh * ow) else None
     if packed is not None and not pointwise:
         # The GEMM packs its B panels straight from the image (no im2col matrix): the
@@ -196,6 +204,23 @@ def _use_sgemm(dtype, k, cols):
     if dtype != np.float32:
         return False
     return cols >= _SGEMM_FEW_COLS or k <= _SGEMM_MAX_K_FEW_COLS
+
+
+# The direct kernel (sgemm.conv_direct_images: vectors over 32 output channels, input
+# values broadcast from the image, no packed B, a transposed store per 8-pixel tile) or
+# the packed GEMM, per shape. Measured (one thread, CPU time, benchmarks/
+# bench_conv_shapes.py shapes): direct is 0.77-0.83x the packed GEMM's time for the 3x3
+# and 7x7 stride-2 convs of ResNet18 (K = 147 .. 2304) and 0.90-0.97x for 1x1 convs with
+# K >= 192; with a shallow K its per-tile store costs more than packing B saves (1x1
+# 16 -> 96 at 112x112: 1.4x, 3x3 s2 3 -> 32: 1.08x).
+_DIRECT_MIN_K = 64
+_DIRECT_MIN_K_POINTWISE = 192
+
+
+def _use_direct(dtype, k, pointwise):
+    if dtype != np.float32 or not _sgemm_k.direct_available():
+        return False
+    return k >= (_DIRECT_MIN_K_POINTWISE if pointwise else _DIRECT_MIN_K)
 
 
 class _PackCache:
@@ -258,14 +283,17 @@ class _PackCache:
 _PACKED = _PackCache(256 << 20)
 
 
-def _packed_weight(w, group):
-    """One packed matrix per group of ``w`` (``(O, C/group, KH, KW)``), cached."""
+def _packed_weight(w, group, direct=False):
+    """One packed matrix per group of ``w`` (``(O, C/group, KH, KW)``), cached: for
+    sgemm's packed GEMM, or with ``direct`` for its direct kernel."""
+    pack = _sgemm_k.pack_weight_direct if direct else _sgemm_k.pack_weight
+
     def make(w):
         o = w.shape[0]
         w2 = w.reshape(o, -1)
         og = o // group
-        return tuple(_sgemm_k.pack_weight(w2[g * og:(g + 1) * og]) for g in range(group))
-    return _PACKED.get(("sgemm", group), w, make)
+        return tuple(pack(w2[g * og:(g + 1) * og]) for g in range(group))
+    return _PACKED.get(("sgemm_direct" if direct else "sgemm", group), w, make)
 
 
 # Winograd F(m x m, 3x3), m = 4 or 2: (m+2)^2 products of (tiles x C) @ (C x O) instead of
