@@ -690,6 +690,8 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
 @onnx_op("LpPool", since=2)
 def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
             p=2, pads=None, strides=None):
+    if not float(p) > 0:
+        raise ctx.error(f"p must be positive, got {p}")
     partial = ctx.partial_shape(X)
     if _pool3d_dynamic_case(ctx, X, ceil_mode) and partial[1] >= 0:
         powered = F.pow(F.abs(X), same_dtype_const(float(p), X))

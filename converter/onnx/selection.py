@@ -267,6 +267,9 @@ def compress(ctx, input, condition, axis=None):
     """The slices where ``condition`` is true: a gather of the true positions (MNN's
     Where, then Gather), which takes run-time sizes; a shorter condition leaves the
     slices past its end out, as ONNX says."""
+    cond = ctx.partial_shape(condition)
+    if cond is not None and len(cond) != 1:
+        raise ctx.error(f"condition must be 1-d, got shape {cond}")
     picked = F.reshape(F.where(F.cast(condition, np.bool_)), [-1])
     if axis is None:
         return F.gather(F.reshape(input, [-1]), picked, 0)

@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from ort_oracle import run_ort
 from converter.cli import main as mnnconvert
 from converter.onnx import load_onnx
+from converter.onnx.loader import ConvertError
 from mnn import nn as mnn_nn
 import mnn.expr as F
 
@@ -445,3 +446,15 @@ def test_dynamic_dims_two_inputs(name, tmp_path):
         np.testing.assert_allclose(np.asarray(got.read()), want, rtol=1e-6)
         theirs = wheel.forward([MNN.expr.const(x, list(x_shape), MNN.expr.NCHW), u_wheel])[0]
         np.testing.assert_allclose(np.array(theirs.read()), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name, change, message", [
+    ("compress", lambda m: m.graph.initializer[0].dims.insert(0, 1), "condition must be 1-d"),
+    ("lp_pool", lambda m: m.graph.node[0].attribute.append(helper.make_attribute("p", 0)),
+     "p must be positive"),
+])
+def test_bad_dynamic_nodes_name_what_is_wrong(name, change, message):
+    model = _model(name)
+    change(model)
+    with pytest.raises(ConvertError, match=message):
+        load_onnx(model)
