@@ -677,8 +677,18 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
         return _unlift(F.divide(_window_sums(X, g, partial[1]), area), n, g)
     # The real wheel's SAME average pooling does not count padding as ONNX's
     # count_include_pad does: those pads are resolved from a static shape.
+    channels = partial[1] if partial is not None and len(partial) > 1 else -1
+    source = X
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
-                         runtime_same_ok=not count_include_pad)
+                         runtime_same_ok=not count_include_pad,
+                         fill=0.0 if channels >= 0 else None)
+    if g["shifted"]:
+        # SAME_LOWER with strides over the kernel, padding not counted: the input padded
+        # and cut to the SAME windows, its window sums over those of a mask of ones.
+        mask, _, _ = _pool_args(ctx, F.ones_like(source), kernel_shape, strides, pads,
+                                auto_pad, dilations, fill=0.0)
+        return _unlift(F.divide(_window_sums(X, g, channels), _window_sums(mask, g, channels)),
+                       n, g)
     if n == 3:
         return F.avg_pool3d(X, ceil_mode=bool(ceil_mode),
                             count_include_pad=bool(count_include_pad), **_torch_pool_args(g))

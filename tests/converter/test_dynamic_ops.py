@@ -458,3 +458,38 @@ def test_bad_dynamic_nodes_name_what_is_wrong(name, change, message):
     change(model)
     with pytest.raises(ConvertError, match=message):
         load_onnx(model)
+
+
+@pytest.mark.parametrize("shape", [(1, C, 9, 12), (2, C, 16, 7), (1, C, 8, 13)])
+def test_average_pool_same_lower_stride_over_kernel(shape, tmp_path):
+    """AveragePool SAME_LOWER (padding not counted) with strides over the kernel on
+    dynamic dims: window sums over the padded input divided by those over a mask of
+    ones; against torch's window sums (avg_pool2d counting padding, times the kernel
+    size) of the input and of ones, padded by ONNX's SAME_LOWER rule (onnxruntime
+    refuses these pads)."""
+    torch = pytest.importorskip("torch")
+    MNN = pytest.importorskip("MNN")
+    model = _model("avg_pool_same_lower")
+    attrs = {a.name: a for a in model.graph.node[0].attribute}
+    attrs["kernel_shape"].ints[:] = [2, 3]
+    attrs["strides"].ints[:] = [3, 4]
+    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
+    with open(src, "wb") as fh:
+        fh.write(model.SerializeToString())
+    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                       "--bizCode", "test"]) == 0
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    (top, bottom), (left, right) = (_same_lower_pads(shape[2], 2, 3),
+                                    _same_lower_pads(shape[3], 3, 4))
+
+    def sums(a):
+        padded = torch.nn.functional.pad(torch.tensor(a), (left, right, top, bottom))
+        return torch.nn.functional.avg_pool2d(padded, (2, 3), (3, 4)).numpy() * 6
+
+    want = sums(x) / sums(np.ones_like(x))
+    np.testing.assert_allclose(load_onnx(model).run({"x": x})["y"], want, rtol=1e-5)
+    got = mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
+    np.testing.assert_allclose(np.asarray(got.read()), want, rtol=1e-5)
+    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
+    theirs = wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW))
+    np.testing.assert_allclose(np.array(theirs.read()), want, rtol=1e-5, atol=1e-6)
