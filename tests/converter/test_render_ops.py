@@ -279,3 +279,19 @@ def test_gradient_ops_round_trip_through_a_file(tmp_path):
                                atol=1e-5)
     np.testing.assert_allclose(graph.outputs["gimg"].read(), timg.grad.numpy(), rtol=1e-5,
                                atol=1e-5)
+
+
+def test_dynamic_dims_stay_dynamic_in_the_file(tmp_path):
+    node = helper.make_node("texture", ["tex", "uv"], ["out"], filter_mode=1, boundary_mode=2)
+    graph = helper.make_graph([node], "g", [_vi("tex", ["N", "H", "W", 3]),
+                                            _vi("uv", ["N", "h", "w", 2])], [_vi("out", None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    loaded = load_graph(_ours_convert(model, str(tmp_path)))
+    for n, hw, ohw in ((1, (4, 5), (3, 6)), (2, (7, 3), (2, 2))):
+        tex = rng.standard_normal((n, *hw, 3)).astype(np.float32)
+        uv = rng.uniform(-0.2, 1.2, (n, *ohw, 2)).astype(np.float32)
+        loaded.inputs["tex"].write(tex)
+        loaded.inputs["uv"].write(uv)
+        np.testing.assert_allclose(loaded.outputs["out"].read(),
+                                   _torch_texture(tex, uv, "bilinear", "border"), rtol=1e-5,
+                                   atol=1e-6)

@@ -34,10 +34,12 @@ exact adjoint). ``texture_grad`` and ``raster_diff_grad`` differentiate again;
 """
 import numpy as np
 
+from ..._cython import render as _render_k
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
 from ..var import to_var
+from . import nn_common as nc
 from .creation import zeros_like
 
 __all__ = ["raster_diff", "texture"]
@@ -205,6 +207,11 @@ def _texture_infer(metas, filter_mode, boundary_mode):
 
 def _texture_compute(arrays, filter_mode, boundary_mode):
     tex, uv = arrays
+    if boundary_mode != "cube":
+        out = np.empty(_out_shape(tex.shape, uv.shape), tex.dtype)
+        _render_k.texture_2d(nc.c_array(tex), nc.c_array(uv), out, filter_mode == "nearest",
+                             boundary_mode == "clamp", nc.threads(out.size * 4))
+        return out
     flat = tex.reshape(tex.shape[0], -1, tex.shape[-1])
     n = np.arange(tex.shape[0])[:, None, None]
     out = np.zeros(_out_shape(tex.shape, uv.shape))
@@ -237,6 +244,11 @@ def _tg_infer(metas, tex_shape, filter_mode, boundary_mode):
 
 def _tg_compute(arrays, tex_shape, filter_mode, boundary_mode):
     g, uv = arrays
+    if boundary_mode != "cube":
+        dtex = np.zeros(tex_shape)
+        _render_k.texture_2d_grad(nc.c_array(g), nc.c_array(uv), dtex,
+                                  filter_mode == "nearest", boundary_mode == "clamp")
+        return dtex.astype(g.dtype)
     c = tex_shape[-1]
     dflat = np.zeros((tex_shape[0], int(np.prod(tex_shape[1:-1])), c))
     rows = np.broadcast_to(np.arange(tex_shape[0])[:, None, None], uv.shape[:3]).ravel()
