@@ -220,3 +220,18 @@ def test_texture_rejects_bad_input(args, match):
 def test_raster_diff_rejects_bad_input(x):
     with pytest.raises(F.OpError, match=r"raster_diff.*\(N, H, W, C\)"):
         F.raster_diff(F.const(x))
+
+
+@pytest.mark.parametrize("filter_mode", ["linear", "nearest"])
+def test_texture_threads_match_grid_sample(filter_mode):
+    # Enough rows for the kernel's parallel loop; coordinates inside and outside.
+    tex = rng.standard_normal((2, 40, 50, 4)).astype(np.float32)
+    uv = rng.uniform(-0.1, 1.1, (2, 96, 70, 2)).astype(np.float32)
+    before = F.get_thread_number()
+    F.set_thread_number(2)
+    try:
+        got = F.texture(F.const(tex), F.const(uv), filter_mode, "zero").read()
+    finally:
+        F.set_thread_number(before)
+    want = _torch_texture(torch.tensor(tex), torch.tensor(uv), filter_mode, "zero")
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
