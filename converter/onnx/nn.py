@@ -616,6 +616,7 @@ def _max_pool_same_with_indices(ctx, X, auto_pad, dilations, kernel_shape, strid
 @onnx_op("MaxPool", since=1)
 def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
              kernel_shape=None, pads=None, storage_order=0, strides=None):
+    ceil_mode = _ceil_mode(ceil_mode, auto_pad)
     partial = ctx.partial_shape(X)
     if len(ctx.node.output) > 1 and ctx.node.output[1] and not ceil_mode and \
             auto_pad in ("SAME_UPPER", "SAME_LOWER") and partial is not None and \
@@ -656,6 +657,7 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
 @onnx_op("AveragePool", since=1)
 def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
+    ceil_mode = _ceil_mode(ceil_mode, auto_pad)
     partial = ctx.partial_shape(X)
     if _pool3d_dynamic_case(ctx, X, ceil_mode) and partial[1] >= 0:
         x, g = _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, 0.0)
@@ -700,6 +702,7 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
 @onnx_op("LpPool", since=2)
 def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
             p=2, pads=None, strides=None):
+    ceil_mode = _ceil_mode(ceil_mode, auto_pad)
     if not float(p) > 0:
         raise ctx.error(f"p must be positive, got {p}")
     partial = ctx.partial_shape(X)
@@ -740,6 +743,12 @@ def _window_sums(x, g, channels):
     ones = F.const(np.ones((channels, 1, k[0], k[1]), x.dtype))
     return F.conv2d(x, ones, None, stride=(s[1], s[0]), padding=tuple(g["pads"]),
                     dilate=(d[1], d[0]), group=channels, padding_mode=g["mode"])
+
+
+def _ceil_mode(ceil_mode, auto_pad):
+    """ceil_mode as it applies: SAME padding fixes the output size (``ceil(L / stride)``),
+    whatever ceil_mode says."""
+    return 0 if auto_pad in ("SAME_UPPER", "SAME_LOWER") else int(ceil_mode)
 
 
 def _pool3d_dynamic_case(ctx, X, ceil_mode):

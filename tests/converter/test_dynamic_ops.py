@@ -216,6 +216,11 @@ CASES = {
     "avg_pool_pads_count_pad": ("AveragePool", dict(pads=[1, 0, 1, 1], kernel_shape=[3, 3],
                                                     strides=[2, 2], count_include_pad=1), [],
                                 _NCHW, _SIZES_4D),
+    # SAME fixes the output size: ceil_mode does not apply.
+    "avg_pool_same_count_pad_ceil": ("AveragePool", dict(auto_pad="SAME_UPPER",
+                                                         kernel_shape=[3, 3], strides=[2, 2],
+                                                         count_include_pad=1, ceil_mode=1),
+                                     [], _NCHW, _SIZES_4D),
     "avg_pool_1d_count_pad": ("AveragePool", dict(kernel_shape=[3], strides=[2], pads=[2, 1],
                                                   count_include_pad=1), [], ["N", C, "L"],
                               [(1, C, 9), (3, C, 14)]),
