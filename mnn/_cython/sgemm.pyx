@@ -39,10 +39,12 @@ cdef extern from "sgemm_kernel.h":
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
+    void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
+                     Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     void mnn_sd_block(Py_ssize_t M, Py_ssize_t K, const float* pw, const float* x,
                       const Py_ssize_t* koff, Py_ssize_t OW, Py_ssize_t rstep, Py_ssize_t sw,
                       float* C, Py_ssize_t ldc, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t n0,
-                      Py_ssize_t n1, Py_ssize_t* po, const float* bias32, float lo,
+                      Py_ssize_t n1, int npw, Py_ssize_t* po, const float* bias, float lo,
                       float hi) nogil
 
 
@@ -284,25 +286,22 @@ def pack_weight_direct(const float[:, ::1] a):
     return out
 
 
-def conv_direct_images(const float[::1] packed, Py_ssize_t m, x, float[:, :, :] c,
-                       const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh,
-                       Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt,
-                       Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw, double lo=-INFINITY,
-                       double hi=INFINITY, int nthreads=1):
+def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, :, :] x,
+                       float[:, :, :] c, const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw,
+                       Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
+                       Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
+                       double lo=-INFINITY, double hi=INFINITY, int nthreads=1):
     """:func:`conv_packed_images` by the direct kernel: the vectors run over 32 output
     channels and each output pixel broadcasts its input values from the image (no B
     panel is packed); ``packed = pack_weight_direct(A)``. Zero padding is applied by
     copying the image into a padded buffer first (only when the windows reach outside
-    it). Same arguments and result as :func:`conv_packed_images`.
+    it, or its planes are not contiguous). Same arguments and result as
+    :func:`conv_packed_images`.
     """
     if not mnn_sd_enabled:
         raise RuntimeError("sgemm conv: the direct kernel needs AVX-512 (F, DQ, VL); "
                            "use conv_packed_images")
-    xa = np.asarray(x)
-    if xa.dtype != np.float32 or xa.ndim != 4:
-        raise ValueError(f"sgemm conv: input must be 4-D float32, got {xa.dtype} "
-                         f"{xa.shape}")
-    cdef Py_ssize_t N = xa.shape[0], C = xa.shape[1], H = xa.shape[2], W = xa.shape[3]
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
     if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 1 or ow < 1:
         raise ValueError("sgemm conv: kernel, output size, stride and dilation must be >= 1")
@@ -332,39 +331,38 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, x, float[:, :, :] 
     # enough for the last window (then every read below is inside the buffer).
     cdef Py_ssize_t hp = max(H + pt, (oh - 1) * sh + (kh - 1) * dh + 1)
     cdef Py_ssize_t wp = max(W + pl, (ow - 1) * sw + (kw - 1) * dw + 1)
-    if hp != H or wp != W or pt or pl or xa.strides[3] != 4 or xa.strides[2] != 4 * W \
-            or xa.strides[1] != 4 * H * W or xa.strides[0] < 0 or xa.strides[0] % 4:
+    cdef const float[:, :, :, :] xv = x
+    if (hp != H or wp != W or pt or pl or x.strides[3] != sizeof(float)
+            or x.strides[2] != <Py_ssize_t>sizeof(float) * W
+            or x.strides[1] != <Py_ssize_t>sizeof(float) * H * W
+            or x.strides[0] < 0 or x.strides[0] % sizeof(float)):
         xp = np.zeros((N, C, hp, wp), np.float32)
-        xp[:, :, pt:pt + H, pl:pl + W] = xa
-    else:
-        xp = xa
-    # Rows, planes (and so every window) are contiguous in xp; images are xn apart.
-    cdef const float[:, :, :, :] xv = xp
-    cdef Py_ssize_t xc = hp * wp, xn = xv.strides[0] // sizeof(float)
-    koff_a = (np.arange(C, dtype=np.intp)[:, None, None] * xc
-              + np.arange(kh, dtype=np.intp)[None, :, None] * (dh * wp)
-              + np.arange(kw, dtype=np.intp)[None, None, :] * dw).reshape(-1)
-    cdef const Py_ssize_t[::1] koff = koff_a
+        xp[:, :, pt:pt + H, pl:pl + W] = x
+        xv = xp
+    # Rows and planes (so every window) are contiguous in xv; images are xn apart.
+    cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
     cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m
-    bias_a = np.zeros(slabs * mnn_sd_m, np.float32)
-    bias_a[:m] = bias
-    cdef const float[::1] b32 = bias_a
+    # Tiles of 8 pixels, or 7 when that divides the pixels and 8 does not (no idle lanes
+    # in a last partial tile: 7x7 .. 112x112 images).
+    cdef int npw = 7 if P % 8 and P % 7 == 0 else mnn_sd_n
+    cdef Py_ssize_t tiles = (P + npw - 1) // npw
     # Jobs: each image split over the threads by pixel tiles, or by slabs when the image
     # has few tiles.
-    cdef Py_ssize_t tiles = (P + mnn_sd_n - 1) // mnn_sd_n
     cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
     cdef bint by_cols = tiles >= 4 * parts or slabs < parts
     cdef Py_ssize_t chunk
     if by_cols:
-        chunk = (tiles + parts - 1) // parts * mnn_sd_n
+        chunk = (tiles + parts - 1) // parts * npw
     else:
         chunk = (slabs + parts - 1) // parts
-    po_a = np.empty((nthreads, P), np.intp)
-    cdef Py_ssize_t[:, ::1] po = po_a
+    # One scratch: the K row offsets, then each thread's pixel offsets.
+    offs = np.empty(K + nthreads * P, np.intp)
+    cdef Py_ssize_t[::1] ov = offs
     cdef Py_ssize_t ldc = c.strides[1] // sizeof(float)
     cdef Py_ssize_t job, n, t, lo_i, hi_i, tid
     cdef float flo = <float>lo, fhi = <float>hi
     with nogil:
+        mnn_sd_koff(C, kh, kw, hp * wp, wp, dh, dw, &ov[0])
         for job in prange(N * parts, num_threads=nthreads, schedule="static"):
             tid = openmp.omp_get_thread_num()
             n = job // parts
@@ -373,12 +371,12 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, x, float[:, :, :] 
             if by_cols:
                 hi_i = lo_i + chunk if lo_i + chunk < P else P
                 if lo_i < hi_i:
-                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &koff[0], ow, sh * wp,
-                                 sw, &c[n, 0, 0], ldc, 0, slabs, lo_i, hi_i, &po[tid, 0],
-                                 &b32[0], flo, fhi)
+                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], ow,
+                                 sh * wp, sw, &c[n, 0, 0], ldc, 0, slabs, lo_i, hi_i, npw,
+                                 &ov[K + tid * P], &bias[0], flo, fhi)
             else:
                 hi_i = lo_i + chunk if lo_i + chunk < slabs else slabs
                 if lo_i < hi_i:
-                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &koff[0], ow, sh * wp,
-                                 sw, &c[n, 0, 0], ldc, lo_i, hi_i, 0, P, &po[tid, 0],
-                                 &b32[0], flo, fhi)
+                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], ow,
+                                 sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, 0, P, npw,
+                                 &ov[K + tid * P], &bias[0], flo, fhi)

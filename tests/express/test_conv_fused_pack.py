@@ -41,8 +41,8 @@ PATHS = ["packed", "direct"] if sgemm.direct_available() else ["packed"]
 def path(request, monkeypatch):
     """Route every float32 conv of the test through one sgemm path."""
     k = 1 if request.param == "direct" else 1 << 40
-    monkeypatch.setattr(nn_conv, "_DIRECT_MIN_K", k)
-    monkeypatch.setattr(nn_conv, "_DIRECT_MIN_K_POINTWISE", k)
+    for name in ("_DIRECT_MIN_K", "_DIRECT_MIN_K_POINTWISE", "_DIRECT_MIN_K_FEW_PIXELS"):
+        monkeypatch.setattr(nn_conv, name, k)
     return request.param
 
 
@@ -145,7 +145,7 @@ def test_direct_kernel_rejects_bad_shapes():
         sgemm.conv_direct_images(pk, 4, x, y, b, 3, 3, 4, 4, 2, 0, 1, 1, 1, 1)
     with pytest.raises(ValueError, match="pads"):
         sgemm.conv_direct_images(pk, 4, x, y, b, 3, 3, 4, 4, 2, 2, -1, 1, 1, 1)
-    with pytest.raises(ValueError, match="float32"):
+    with pytest.raises(ValueError, match="dtype mismatch"):
         sgemm.conv_direct_images(pk, 4, x.astype(np.float64), y, b, *args)
     with pytest.raises(ValueError, match="nthreads"):
         sgemm.conv_direct_images(pk, 4, x, y, b, *args, -np.inf, np.inf, 0)

@@ -434,12 +434,14 @@ static inline void mnn_sd_store16(const __m512 *a, float *C, ptrdiff_t ldc, int 
     }
 }
 
-/* One tile: 32 channels (pw: this slab, k-major) x np <= 8 pixels whose input offsets
-   are po[0..np-1]; C rows of this slab (row stride ldc), `rows` of them valid. */
-static inline void mnn_sd_tile(ptrdiff_t K, const float *pw, const float *x,
-                               const ptrdiff_t *koff, const ptrdiff_t *po, int np, float *C,
-                               ptrdiff_t ldc, int rows, const float *bias, float lo,
-                               float hi) {
+/* One tile: 32 channels (pw: this slab, k-major) x np <= NPW pixels whose input offsets
+   are po[0..np-1]; C rows of this slab (row stride ldc), `rows` of them valid. NPW (8, or
+   7 for the 7x7 .. 112x112 images whose pixel counts are multiples of 7 but not 8) is a
+   constant at each call, so the pixel loops unroll. */
+static inline __attribute__((always_inline)) void mnn_sd_tile(
+        const int NPW, ptrdiff_t K, const float *pw, const float *x, const ptrdiff_t *koff,
+        const ptrdiff_t *po, int np, float *C, ptrdiff_t ldc, int rows, const float *bias,
+        float lo, float hi) {
     __m512 a0[MNN_SD_N], a1[MNN_SD_N];
     const float *p[MNN_SD_N];
 #pragma GCC unroll 8
@@ -453,17 +455,21 @@ static inline void mnn_sd_tile(ptrdiff_t K, const float *pw, const float *x,
         __m512 w1 = _mm512_loadu_ps(pw + 16);
         ptrdiff_t o = koff[k];
 #pragma GCC unroll 8
-        for (int r = 0; r < MNN_SD_N; r++) {
+        for (int r = 0; r < NPW; r++) {
             __m512 b = _mm512_set1_ps(p[r][o]);
             a0[r] = _mm512_fmadd_ps(w0, b, a0[r]);
             a1[r] = _mm512_fmadd_ps(w1, b, a1[r]);
         }
         pw += MNN_SD_M;
     }
+    /* bias of the valid rows only (the slab may be the last, partial one) */
+    __mmask16 m0 = rows >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rows) - 1u);
+    __mmask16 m1 = rows >= 32 ? (__mmask16)0xFFFF
+                              : (rows > 16 ? (__mmask16)((1u << (rows - 16)) - 1u) : 0);
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + 16);
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, bias), b1 = _mm512_maskz_loadu_ps(m1, bias + 16);
 #pragma GCC unroll 8
-    for (int r = 0; r < MNN_SD_N; r++) {
+    for (int r = 0; r < NPW; r++) {
         a0[r] = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(a0[r], b0), vlo), vhi);
         a1[r] = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(a1[r], b1), vlo), vhi);
     }
@@ -471,36 +477,55 @@ static inline void mnn_sd_tile(ptrdiff_t K, const float *pw, const float *x,
     if (rows > 16) mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np);
 }
 
-/* Slabs [s0, s1) x pixels [n0, n1) of C (M rows, row stride ldc). bias32 is the bias
-   padded with zeros to a whole number of slabs. po is scratch of n1 - n0 offsets. */
+/* koff[k] for the K = C*KH*KW rows (see above; xc, xr the padded plane and row sizes). */
+static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
+                        ptrdiff_t xr, ptrdiff_t dh, ptrdiff_t dw, ptrdiff_t *koff) {
+    ptrdiff_t k = 0;
+    for (ptrdiff_t c = 0; c < C; c++)
+        for (ptrdiff_t i = 0; i < KH; i++)
+            for (ptrdiff_t j = 0; j < KW; j++) koff[k++] = c * xc + i * dh * xr + j * dw;
+}
+
+/* Slabs [s0, s1) x pixels [n0, n1) of C (M rows, row stride ldc) in tiles of npw (8 or
+   7) pixels. po is scratch of n1 - n0 offsets. */
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw,
                          float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t n0,
-                         ptrdiff_t n1, ptrdiff_t *po, const float *bias32, float lo,
+                         ptrdiff_t n1, int npw, ptrdiff_t *po, const float *bias, float lo,
                          float hi) {
     for (ptrdiff_t n = n0; n < n1; n++) po[n - n0] = n / OW * rstep + n % OW * sw;
     for (ptrdiff_t s = s0; s < s1; s++) {
         ptrdiff_t rows = M - s * MNN_SD_M;
         if (rows > MNN_SD_M) rows = MNN_SD_M;
-        for (ptrdiff_t n = n0; n < n1; n += MNN_SD_N) {
-            int np = n1 - n < MNN_SD_N ? (int)(n1 - n) : MNN_SD_N;
-            mnn_sd_tile(K, pw + s * K * MNN_SD_M, x, koff, po + (n - n0), np,
-                        C + s * MNN_SD_M * ldc + n, ldc, (int)rows, bias32 + s * MNN_SD_M,
-                        lo, hi);
+        const float *w = pw + s * K * MNN_SD_M;
+        float *c = C + s * MNN_SD_M * ldc;
+        const float *b = bias + s * MNN_SD_M;
+        for (ptrdiff_t n = n0; n < n1; n += npw) {
+            int np = n1 - n < npw ? (int)(n1 - n) : npw;
+            if (npw == 7)
+                mnn_sd_tile(7, K, w, x, koff, po + (n - n0), np, c + n, ldc, (int)rows, b,
+                            lo, hi);
+            else
+                mnn_sd_tile(8, K, w, x, koff, po + (n - n0), np, c + n, ldc, (int)rows, b,
+                            lo, hi);
         }
     }
 }
 #else
 #define MNN_SD_ENABLED 0
 /* Never called when MNN_SD_ENABLED is 0 (sgemm.pyx checks): keeps the module linkable. */
+static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
+                        ptrdiff_t xr, ptrdiff_t dh, ptrdiff_t dw, ptrdiff_t *koff) {
+    (void)C; (void)KH; (void)KW; (void)xc; (void)xr; (void)dh; (void)dw; (void)koff;
+}
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw,
                          float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t n0,
-                         ptrdiff_t n1, ptrdiff_t *po, const float *bias32, float lo,
+                         ptrdiff_t n1, int npw, ptrdiff_t *po, const float *bias, float lo,
                          float hi) {
     (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)OW; (void)rstep; (void)sw;
-    (void)C; (void)ldc; (void)s0; (void)s1; (void)n0; (void)n1; (void)po; (void)bias32;
-    (void)lo; (void)hi;
+    (void)C; (void)ldc; (void)s0; (void)s1; (void)n0; (void)n1; (void)npw; (void)po;
+    (void)bias; (void)lo; (void)hi;
 }
 #endif
 static const int mnn_sd_enabled = MNN_SD_ENABLED;

@@ -139,7 +139,7 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
     pointwise = (kh == 1 and kw == 1 and strides == (1, 1) and not any(pads))
     rows = cg * kh * kw
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    if _use_direct(x.dtype, rows, pointwise):
+    if _use_direct(x.dtype, rows, pointwise, oh * ow):
         packed = _packed_weight(w, group, direct=True)
         for g in range(group):
             _sgemm_k.conv_direct_images(packed[g], og, x[:, g * cg:(g + 1) * cg],
@@ -207,20 +207,26 @@ def _use_sgemm(dtype, k, cols):
 
 
 # The direct kernel (sgemm.conv_direct_images: vectors over 32 output channels, input
-# values broadcast from the image, no packed B, a transposed store per 8-pixel tile) or
-# the packed GEMM, per shape. Measured (one thread, CPU time, benchmarks/
-# bench_conv_shapes.py shapes): direct is 0.77-0.83x the packed GEMM's time for the 3x3
-# and 7x7 stride-2 convs of ResNet18 (K = 147 .. 2304) and 0.90-0.97x for 1x1 convs with
-# K >= 192; with a shallow K its per-tile store costs more than packing B saves (1x1
-# 16 -> 96 at 112x112: 1.4x, 3x3 s2 3 -> 32: 1.08x).
-_DIRECT_MIN_K = 64
-_DIRECT_MIN_K_POINTWISE = 192
+# values broadcast from the image, no packed B, a transposed store per 7- or 8-pixel tile)
+# or the packed GEMM, per shape. Measured (one thread, CPU time, the shapes of
+# benchmarks/bench_conv_shapes.py): direct takes 0.69-0.81x the packed GEMM's time for
+# the stride-2 convs of ResNet18 (K = 64 .. 2304), 0.93x for 3x3 s2 3 -> 32 (K = 27),
+# 0.77-0.90x for 1x1 convs with K >= 144 and 0.93x with K = 64, 96 on 14x14 images. With
+# a shallow K over many pixels its per-tile store costs more than packing B saves (1x1
+# 16 -> 96 at 112x112: 1.5x, 96 -> 24 at 56x56: 1.1x, 32 -> 192 at 28x28: 1.1x).
+_DIRECT_MIN_K = 27
+_DIRECT_MIN_K_POINTWISE = 128
+_DIRECT_MIN_K_FEW_PIXELS = 64
+_DIRECT_FEW_PIXELS = 256
 
 
-def _use_direct(dtype, k, pointwise):
+def _use_direct(dtype, k, pointwise, pixels):
     if dtype != np.float32 or not _sgemm_k.direct_available():
         return False
-    return k >= (_DIRECT_MIN_K_POINTWISE if pointwise else _DIRECT_MIN_K)
+    if not pointwise:
+        return k >= _DIRECT_MIN_K
+    return k >= _DIRECT_MIN_K_POINTWISE or (k >= _DIRECT_MIN_K_FEW_PIXELS
+                                            and pixels <= _DIRECT_FEW_PIXELS)
 
 
 class _PackCache:
