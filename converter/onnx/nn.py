@@ -636,9 +636,12 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
     # Windows as slices for what MNN's Pooling lacks (dilation, the indices), where the
     # window positions do not depend on the input size (explicit pads, no ceil mode).
     stacked = None
-    if n in (1, 2) and not ceil_mode and g["mode"] == Padding_Mode.VALID and \
+    if n in (1, 2) and g["mode"] == Padding_Mode.VALID and \
             not (indices and g["shifted"]) and (indices or any(v > 1 for v in g["dilations"])):
-        stacked = _pool_taps(X, g)
+        if ceil_mode:
+            stacked = _ceil_cut(_pool_taps(X, _ceil_extended(g)), X, g, (3, 4))
+        else:
+            stacked = _pool_taps(X, g)
         y = F.reduce_max(stacked, [2], False)
     elif n == 3:
         y = F.max_pool3d(X, ceil_mode=bool(ceil_mode), **_torch_pool_args(g))
@@ -713,9 +716,9 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
         sums = _window_sums3d(x, g, partial[1])
         return F.pow(sums, same_dtype_const(1.0 / float(p), X))
     if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial) and \
-            partial[1] >= 0 and not ceil_mode:
+            partial[1] >= 0:
         return _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides,
-                                partial[1])
+                                partial[1], ceil_mode)
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
     if n == 3:
         return F.lp_pool3d(X, p=float(p), ceil_mode=bool(ceil_mode), **_torch_pool_args(g))
@@ -725,15 +728,49 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
     return _unlift(y, n, g)
 
 
-def _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides, channels):
+def _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides, channels,
+                     ceil_mode):
     """1-d/2-d LpPool of an input with dynamic dims (static channels): the window sums of
     ``|x|^p`` are a depthwise convolution with a kernel of ones (padding adds zeros, as
     in LpPool), then the p-th root. The convolution takes explicit or SAME padding on
-    any input size; ceil mode, whose last window depends on the size, needs static
-    shapes."""
+    any input size; in ceil mode the taps past the end padding add zeros too."""
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations, fill=0.0)
-    sums = _window_sums(F.pow(F.abs(X), same_dtype_const(float(p), X)), g, channels)
+    powered = F.pow(F.abs(X), same_dtype_const(float(p), X))
+    if ceil_mode:
+        sums = _ceil_cut(_window_sums(powered, _ceil_extended(g), channels), X, g, (2, 3))
+    else:
+        sums = _window_sums(powered, g, channels)
     return _unlift(F.pow(sums, same_dtype_const(1.0 / float(p), X)), n, g)
+
+
+def _ceil_extended(g):
+    """2-d pooling geometry with each end pad grown by ``stride - 1``: VALID windows over
+    it include every window ceil mode has (and maybe one more, see :func:`_ceil_cut`)."""
+    top, left, bottom, right = g["pads"]
+    s = g["strides"]
+    return dict(g, pads=[top, left, bottom + s[0] - 1, right + s[1] - 1])
+
+
+def _ceil_cut(y, X, g, axes):
+    """``y`` (windows over :func:`_ceil_extended` geometry) cut to ceil mode's window
+    count along its two spatial ``axes``, worked out from X's run-time size: ``ceil((L +
+    pads - reach) / stride) + 1``, less one when the last window would start in the end
+    padding (ONNX's and torch's rule)."""
+    dims = F.cast(F.shape(X), np.int64)
+    for i, axis in enumerate(axes):
+        k, s, d = g["kernel"][i], g["strides"][i], g["dilations"][i]
+        if s == 1:
+            continue  # ceil and floor agree
+        begin, end = g["pads"][i], g["pads"][2 + i]
+        size = F.onnx_slice(dims, _i64([2 + i]), _i64([3 + i]))
+        reach = (k - 1) * d + 1
+        out = F.add(F.floordiv(F.add(size, _i64([begin + end - reach + s - 1])), _i64([s])),
+                    _i64([1]))
+        late = F.greater_equal(F.multiply(F.subtract(out, _i64([1])), _i64([s])),
+                               F.add(size, _i64([begin])))
+        out = F.subtract(out, F.cast(late, np.int64))
+        y = F.onnx_slice(y, _i64([0]), out, _i64([axis]))
+    return y
 
 
 def _window_sums(x, g, channels):
