@@ -90,6 +90,9 @@ MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
                                            26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
                                           27, 29, 31);
+    /* lane l <- 2l + 2 for the narrow stride-2 step (lanes 7 .. 15 unused, kept in range) */
+    const __m512i even2 = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0,
+                                            0);
     for (ptrdiff_t ox = 0; ox < OW; ox += 16) {
         ptrdiff_t c = OW - ox < 16 ? OW - ox : 16;
         ptrdiff_t base = ox * sw - pl;  /* column of lane 0, tap 0 */
@@ -99,6 +102,11 @@ MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
                 ptrdiff_t bj = base + j;
                 m[j] = mnn_dw3x3_lanes(-bj, c < W - bj ? c : W - bj);
             }
+        } else if (2 * c + 1 <= 16) {
+            /* narrow step (up to 7 outputs): all three taps' columns base .. base + 2c
+               fit one vector, loaded once per row */
+            m[0] = mnn_dw3x3_lanes(-base, 2 * c + 1 < W - base ? 2 * c + 1 : W - base);
+            m[1] = m[2] = m[3] = 0;
         } else {
             /* taps 0, 1: columns base .. base + 2c - 1 in two vectors; tap 2: columns
                base + 2 .. base + 2c in two more (then even/odd lanes picked out) */
@@ -117,6 +125,11 @@ MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
             __m512 t[3];
             if (sw == 1) {
                 for (int j = 0; j < 3; j++) t[j] = mnn_dw3x3_load(rows[q], base + j, m[j]);
+            } else if (2 * c + 1 <= 16) {
+                __m512 a = mnn_dw3x3_load(rows[q], base, m[0]);
+                t[0] = _mm512_permutexvar_ps(even, a);
+                t[1] = _mm512_permutexvar_ps(odd, a);
+                t[2] = _mm512_permutexvar_ps(even2, a);
             } else {
                 __m512 a0 = mnn_dw3x3_load(rows[q], base, m[0]);
                 __m512 a1 = mnn_dw3x3_load(rows[q], base + 16, m[1]);
