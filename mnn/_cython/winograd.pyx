@@ -23,10 +23,10 @@ cdef extern from "winograd_kernel.h":
     const int MNN_SG_MR
     const int MNN_SG_NR
     const int MNN_WG_OL
-    void mnn_wg_input(int m, const float* x, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
-                      Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t tw_count, Py_ssize_t t0,
-                      Py_ssize_t nt, Py_ssize_t groups, Py_ssize_t c0, Py_ssize_t c1,
-                      float* V) nogil
+    void mnn_wg_input_any(int m, const float* x, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
+                          Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t tw_count, Py_ssize_t t0,
+                          Py_ssize_t nt, Py_ssize_t groups, Py_ssize_t c0, Py_ssize_t c1,
+                          float* V, float* pad) nogil
     void mnn_wg_gemm(int P, Py_ssize_t C, Py_ssize_t S, Py_ssize_t groups, const float* V,
                      const float* Ub, float* M, Py_ssize_t j0, Py_ssize_t j1) nogil
     void mnn_wg_output(int m, const float* M, Py_ssize_t rows, Py_ssize_t ldm,
@@ -35,9 +35,10 @@ cdef extern from "winograd_kernel.h":
                        float lo, float hi, Py_ssize_t o0, Py_ssize_t o1) nogil
     void mnn_wg_block(int m, const float* x, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
                       Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t tw_count, Py_ssize_t t0,
-                      Py_ssize_t nt, Py_ssize_t groups, const float* Ub, Py_ssize_t S,
-                      float* V, float* M, float* y, Py_ssize_t O, Py_ssize_t OH,
-                      Py_ssize_t OW, const float* bias, float lo, float hi) nogil
+                      Py_ssize_t nt, const float* Ub, Py_ssize_t S, float* V, float* M,
+                      float* pad, float* y, Py_ssize_t O, Py_ssize_t OH, Py_ssize_t OW,
+                      const float* bias, float lo, float hi) nogil
+    Py_ssize_t mnn_wg_pad_size(int m, Py_ssize_t tw_count, Py_ssize_t block) nogil
 
 # Transformed input plus products of one block, in bytes: what should stay in L2 (1 MB
 # per core here) with the weight strips streaming past.
@@ -83,7 +84,7 @@ def plan(Py_ssize_t n, Py_ssize_t c, Py_ssize_t o, Py_ssize_t oh, Py_ssize_t ow,
     cdef Py_ssize_t per_row = p * (c + op) * 4
     cdef Py_ssize_t rows = max(mr, _BLOCK_BYTES // per_row // mr * mr)
     rows = min(rows, (t + mr - 1) // mr * mr)
-    return rows, max(nthreads, 1) * p * rows * (c + op)
+    return rows, max(nthreads, 1) * (p * rows * (c + op) + mnn_wg_pad_size(m, tw, rows))
 
 
 def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[::1] bias,
@@ -115,10 +116,13 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
     rows, need = plan(N, C, O, OH, OW, m, nthreads)
     if work.shape[0] < need:
         raise ValueError(f"winograd: scratch of {work.shape[0]} floats, need {need}")
-    cdef Py_ssize_t TW = tw, T = th * tw, R = rows, G = R // MNN_SG_MR
+    if pt < 0 or pl < 0:
+        raise ValueError(f"winograd: pads must be >= 0, got top {pt}, left {pl}")
+    cdef Py_ssize_t TW = tw, T = th * tw, R = rows
     cdef Py_ssize_t blocks = (T + R - 1) // R, units = N * blocks
-    cdef Py_ssize_t vsize = P * R * C, per_thread = P * R * (C + OP)
-    cdef Py_ssize_t u, n, b, t0, nt, tid, part, parts, lo_i, hi_i, chunk
+    cdef Py_ssize_t vsize = P * R * C, msize = P * R * OP
+    cdef Py_ssize_t per_thread = vsize + msize + mnn_wg_pad_size(m, TW, R)
+    cdef Py_ssize_t u, n, t0, nt, gb, tid, part, parts, lo_i, hi_i, chunk
     cdef Py_ssize_t step = max(1, MNN_WG_OL // MNN_SG_NR)
     cdef float flo = <float>lo, fhi = <float>hi
     cdef float* V
@@ -126,8 +130,10 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
     if C == 0:
         np.asarray(y)[...] = np.clip(np.asarray(bias)[None, :, None, None], lo, hi)
         return
-    # Whole blocks per thread when each thread gets at least two; else every block is
-    # shared: the threads split its channels, then its output-channel strips.
+    # Whole blocks per thread when each thread gets at least two (taken dynamically: on a
+    # busy machine a thread that runs does the work of one that waits for a core); else
+    # the threads share each block: its channels (input transform), then its
+    # output-channel strips, in small pieces taken dynamically for the same reason.
     if nthreads == 1 or units >= 2 * nthreads:
         with nogil:
             for u in prange(units, num_threads=nthreads, schedule="dynamic"):
@@ -137,31 +143,33 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
                 nt = T - t0 if T - t0 < R else R
                 V = &work[tid * per_thread]
                 M = V + vsize
-                mnn_wg_block(m, &x[n, 0, 0, 0], C, H, W, pt, pl, TW, t0, nt, G, &ub[0, 0, 0, 0],
-                             S, V, M, &y[n, 0, 0, 0], O, OH, OW, &bias[0], flo, fhi)
+                mnn_wg_block(m, &x[n, 0, 0, 0], C, H, W, pt, pl, TW, t0, nt,
+                             &ub[0, 0, 0, 0], S, V, M, M + msize, &y[n, 0, 0, 0], O, OH, OW,
+                             &bias[0], flo, fhi)
         return
-    parts = nthreads
     V = &work[0]
     M = V + vsize
     for u in range(units):
         n = u // blocks
         t0 = (u % blocks) * R
         nt = T - t0 if T - t0 < R else R
+        gb = (nt + MNN_SG_MR - 1) // MNN_SG_MR
         with nogil:
+            # Channels in pieces of 8 or more (each thread has its own padded plane).
+            parts = min(C, 4 * nthreads)
             chunk = (C + parts - 1) // parts
-            for part in prange(parts, num_threads=nthreads, schedule="static"):
+            for part in prange(parts, num_threads=nthreads, schedule="dynamic"):
+                tid = openmp.omp_get_thread_num()
                 lo_i = part * chunk
                 hi_i = lo_i + chunk if lo_i + chunk < C else C
                 if lo_i < hi_i:
-                    mnn_wg_input(m, &x[n, 0, 0, 0], C, H, W, pt, pl, TW, t0, nt, G, lo_i,
-                                 hi_i, V)
-            # Strips per thread rounded so each thread's channels start on a vector of
-            # the output transform.
-            chunk = ((S + parts - 1) // parts + step - 1) // step * step
-            for part in prange(parts, num_threads=nthreads, schedule="static"):
-                lo_i = part * chunk
-                hi_i = lo_i + chunk if lo_i + chunk < S else S
-                if lo_i < hi_i:
-                    mnn_wg_gemm(P, C, S, G, V, &ub[0, 0, 0, 0], M, lo_i, hi_i)
-                    mnn_wg_output(m, M, R, OP, t0, nt, TW, &y[n, 0, 0, 0], O, OH, OW,
-                                  &bias[0], flo, fhi, lo_i * MNN_SG_NR, hi_i * MNN_SG_NR)
+                    mnn_wg_input_any(m, &x[n, 0, 0, 0], C, H, W, pt, pl, TW, t0, nt, gb,
+                                     lo_i, hi_i, V, &work[tid * per_thread + vsize + msize])
+            # Output strips in pieces that start on a vector of the output transform.
+            parts = (S + step - 1) // step
+            for part in prange(parts, num_threads=nthreads, schedule="dynamic"):
+                lo_i = part * step
+                hi_i = lo_i + step if lo_i + step < S else S
+                mnn_wg_gemm(P, C, S, gb, V, &ub[0, 0, 0, 0], M, lo_i, hi_i)
+                mnn_wg_output(m, M, gb * MNN_SG_MR, OP, t0, nt, TW, &y[n, 0, 0, 0], O, OH,
+                              OW, &bias[0], flo, fhi, lo_i * MNN_SG_NR, hi_i * MNN_SG_NR)

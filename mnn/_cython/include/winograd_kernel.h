@@ -124,6 +124,196 @@ static void mnn_wg_input(int m, const float *x, ptrdiff_t C, ptrdiff_t H, ptrdif
     }
 }
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#define MNN_WG_FAST_INPUT 1
+/* Width of the zero-padded rows the fast input transform reads: the patches of a run of
+   8 tiles starting at column q span q .. q + 8m + 1 < q + 40. */
+#define MNN_WG_ROW_SLACK 40
+
+/* B^T along the patch columns for 8 tiles: d[j] holds column j of one patch row. */
+static inline __attribute__((always_inline)) void mnn_wg_bt8(int m, __m256 *d) {
+    if (m == 4) {
+        __m256 d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3], d4 = d[4], d5 = d[5];
+        __m256 f4 = _mm256_set1_ps(4.0f), f5 = _mm256_set1_ps(5.0f), f2 = _mm256_set1_ps(2.0f);
+        __m256 s24 = _mm256_sub_ps(d4, _mm256_mul_ps(f4, d2));      /* d4 - 4 d2 */
+        __m256 s13 = _mm256_sub_ps(d3, _mm256_mul_ps(f4, d1));      /* d3 - 4 d1 */
+        __m256 t24 = _mm256_sub_ps(d4, d2);                          /* d4 - d2 */
+        __m256 t13 = _mm256_mul_ps(f2, _mm256_sub_ps(d3, d1));      /* 2 (d3 - d1) */
+        d[0] = _mm256_add_ps(_mm256_fnmadd_ps(f5, d2, _mm256_mul_ps(f4, d0)), d4);
+        d[1] = _mm256_add_ps(s24, s13);
+        d[2] = _mm256_sub_ps(s24, s13);
+        d[3] = _mm256_add_ps(t24, t13);
+        d[4] = _mm256_sub_ps(t24, t13);
+        d[5] = _mm256_add_ps(_mm256_fnmadd_ps(f5, d3, _mm256_mul_ps(f4, d1)), d5);
+    } else {
+        __m256 d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3];
+        d[0] = _mm256_sub_ps(d0, d2);
+        d[1] = _mm256_add_ps(d1, d2);
+        d[2] = _mm256_sub_ps(d2, d1);
+        d[3] = _mm256_sub_ps(d1, d3);
+    }
+}
+
+/* B^T along the patch rows, two patch columns per zmm: r[i] holds patch row i. */
+static inline __attribute__((always_inline)) void mnn_wg_bt16(int m, __m512 *r) {
+    if (m == 4) {
+        __m512 d0 = r[0], d1 = r[1], d2 = r[2], d3 = r[3], d4 = r[4], d5 = r[5];
+        __m512 f4 = _mm512_set1_ps(4.0f), f5 = _mm512_set1_ps(5.0f), f2 = _mm512_set1_ps(2.0f);
+        __m512 s24 = _mm512_fnmadd_ps(f4, d2, d4);
+        __m512 s13 = _mm512_fnmadd_ps(f4, d1, d3);
+        __m512 t24 = _mm512_sub_ps(d4, d2);
+        __m512 t13 = _mm512_mul_ps(f2, _mm512_sub_ps(d3, d1));
+        r[0] = _mm512_add_ps(_mm512_fnmadd_ps(f5, d2, _mm512_mul_ps(f4, d0)), d4);
+        r[1] = _mm512_add_ps(s24, s13);
+        r[2] = _mm512_sub_ps(s24, s13);
+        r[3] = _mm512_add_ps(t24, t13);
+        r[4] = _mm512_sub_ps(t24, t13);
+        r[5] = _mm512_add_ps(_mm512_fnmadd_ps(f5, d3, _mm512_mul_ps(f4, d1)), d5);
+    } else {
+        __m512 d0 = r[0], d1 = r[1], d2 = r[2], d3 = r[3];
+        r[0] = _mm512_sub_ps(d0, d2);
+        r[1] = _mm512_add_ps(d1, d2);
+        r[2] = _mm512_sub_ps(d2, d1);
+        r[3] = _mm512_sub_ps(d1, d3);
+    }
+}
+
+/* The input transform with AVX-512: per channel, the block's rows are copied into a
+   zero-padded plane (pad: (rows of the block's tile rows) x (TW*m + 2 + slack) floats),
+   then runs of up to 8 tiles of one tile row are transformed at once: a patch row of 8
+   tiles is de-interleaved from contiguous loads (lane l = tile l, two patch columns per
+   zmm), transformed down the rows on zmm, split into one ymm per column, transformed
+   along the columns and stored straight into V's slabs. */
+static inline __attribute__((always_inline)) void mnn_wg_input_fast_m(
+        const int m, const float *x, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W, ptrdiff_t pt,
+        ptrdiff_t pl, ptrdiff_t tw_count, ptrdiff_t t0, ptrdiff_t nt, ptrdiff_t groups,
+        ptrdiff_t c0, ptrdiff_t c1, float *V, float *pad) {
+    const int a = m + 2, P = a * a;
+    const ptrdiff_t th_a = t0 / tw_count, th_b = (t0 + nt - 1) / tw_count;
+    const ptrdiff_t rows = (th_b - th_a) * m + a;
+    const ptrdiff_t wp = tw_count * m + 2 + MNN_WG_ROW_SLACK;
+    /* Padded column q holds input column q - pl: inside the image for q in [q0, q1). */
+    const ptrdiff_t q0 = pl < wp ? pl : wp;
+    const ptrdiff_t q1 = W + pl < wp ? W + pl : wp;
+    /* Tile l's columns j, j+1 (m = 4: j = 0, 2; m = 2: j = 0) from 32 floats; m = 4's
+       columns 4, 5 come from the same pattern 4 floats further. */
+    const __m512i idx01 = m == 4 ? _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28,
+                                                     1, 5, 9, 13, 17, 21, 25, 29)
+                                 : _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
+                                                     1, 3, 5, 7, 9, 11, 13, 15);
+    const __m512i idx23 = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30,
+                                            3, 7, 11, 15, 19, 23, 27, 31);
+    const ptrdiff_t tail = nt % 8;
+    /* Each position's transformed tiles of one channel, in tile order, with room for the
+       last run's 8 lanes: plain stores here, whole slab rows into V afterwards. */
+    const ptrdiff_t sw = groups * 8 + 8;
+    float *stage = pad + rows * wp, *stage2 = stage + P * sw;
+    for (ptrdiff_t c = c0; c < c1; c++) {
+        const float *xc = x + c * H * W;
+        for (ptrdiff_t r = 0; r < rows; r++) {
+            float *dst = pad + r * wp;
+            ptrdiff_t iy = th_a * m + r - pt;
+            if (iy < 0 || iy >= H || q1 <= q0) {
+                memset(dst, 0, wp * sizeof(float));
+                continue;
+            }
+            memset(dst, 0, q0 * sizeof(float));
+            memcpy(dst + q0, xc + iy * W + (q0 - pl), (q1 - q0) * sizeof(float));
+            memset(dst + q1, 0, (wp - q1) * sizeof(float));
+        }
+        for (ptrdiff_t th = th_a; th <= th_b; th++) {
+            ptrdiff_t tws = th == th_a ? t0 % tw_count : 0;
+            ptrdiff_t twe = th == th_b ? (t0 + nt - 1) % tw_count + 1 : tw_count;
+            const float *prow = pad + (th - th_a) * m * wp;
+            for (ptrdiff_t tw = tws; tw < twe; tw += 8) {
+                ptrdiff_t t = th * tw_count + tw - t0;
+                __m512 z[3][6];   /* z[p][i]: patch row i, columns 2p (low) and 2p+1 */
+#pragma GCC unroll 6
+                for (int i = 0; i < a; i++) {
+                    const float *q = prow + i * wp + tw * m;
+                    if (m == 4) {
+                        __m512 lo = _mm512_loadu_ps(q), hi = _mm512_loadu_ps(q + 16);
+                        __m512 lo4 = _mm512_loadu_ps(q + 4), hi4 = _mm512_loadu_ps(q + 20);
+                        z[0][i] = _mm512_permutex2var_ps(lo, idx01, hi);
+                        z[1][i] = _mm512_permutex2var_ps(lo, idx23, hi);
+                        z[2][i] = _mm512_permutex2var_ps(lo4, idx01, hi4);
+                    } else {
+                        z[0][i] = _mm512_permutexvar_ps(idx01, _mm512_loadu_ps(q));
+                        z[1][i] = _mm512_permutexvar_ps(idx01, _mm512_loadu_ps(q + 2));
+                    }
+                }
+#pragma GCC unroll 3
+                for (int p = 0; p < a / 2; p++) mnn_wg_bt16(m, z[p]);
+#pragma GCC unroll 6
+                for (int i = 0; i < a; i++) {
+                    __m256 d[6];
+#pragma GCC unroll 3
+                    for (int p = 0; p < a / 2; p++) {
+                        d[2 * p] = _mm512_castps512_ps256(z[p][i]);
+                        d[2 * p + 1] = _mm512_extractf32x8_ps(z[p][i], 1);
+                    }
+                    mnn_wg_bt8(m, d);
+#pragma GCC unroll 6
+                    for (int j = 0; j < a; j++)
+                        _mm256_storeu_ps(stage + (i * a + j) * sw + t, d[j]);
+                }
+            }
+        }
+        /* Staged rows to V's slabs, two channels at a time so each store fills a cache
+           line (masked stores straight into the slabs, or 32-byte halves of lines a
+           channel apart, were slow); tiles past the block are zeros. */
+        if (tail) {
+            for (int k = 0; k < P; k++) memset(stage + k * sw + nt, 0, (8 - tail) * sizeof(float));
+        }
+        if (((c - c0) & 1) == 0 && c + 1 < c1) {
+            float *tmp = stage;    /* even channel: keep it, the odd one fills the other */
+            stage = stage2;
+            stage2 = tmp;
+            continue;
+        }
+        for (int k = 0; k < P; k++) {
+            const float *row = stage + k * sw;
+            if (((c - c0) & 1) == 1) {
+                const float *prev = stage2 + k * sw;
+                for (ptrdiff_t g = 0; g < groups; g++) {
+                    __m512 both = _mm512_insertf32x8(
+                        _mm512_castps256_ps512(_mm256_loadu_ps(prev + g * 8)),
+                        _mm256_loadu_ps(row + g * 8), 1);
+                    _mm512_storeu_ps(V + ((k * groups + g) * C + c - 1) * 8, both);
+                }
+            } else {
+                for (ptrdiff_t g = 0; g < groups; g++)
+                    _mm256_storeu_ps(V + ((k * groups + g) * C + c) * 8,
+                                     _mm256_loadu_ps(row + g * 8));
+            }
+        }
+    }
+}
+
+static void mnn_wg_input_fast(int m, const float *x, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+                              ptrdiff_t pt, ptrdiff_t pl, ptrdiff_t tw_count, ptrdiff_t t0,
+                              ptrdiff_t nt, ptrdiff_t groups, ptrdiff_t c0, ptrdiff_t c1,
+                              float *V, float *pad) {
+    /* m as a constant: every patch loop unrolls and the patch stays in registers. */
+    if (m == 4)
+        mnn_wg_input_fast_m(4, x, C, H, W, pt, pl, tw_count, t0, nt, groups, c0, c1, V, pad);
+    else
+        mnn_wg_input_fast_m(2, x, C, H, W, pt, pl, tw_count, t0, nt, groups, c0, c1, V, pad);
+}
+
+/* Floats of the padded plane mnn_wg_input_fast needs for blocks of `block` tiles. */
+static inline ptrdiff_t mnn_wg_pad_size(int m, ptrdiff_t tw_count, ptrdiff_t block) {
+    ptrdiff_t tile_rows = (block + tw_count - 1) / tw_count + 1;
+    ptrdiff_t stage = 2 * (ptrdiff_t)(m + 2) * (m + 2) * ((block + 7) / 8 * 8 + 8);
+    return (tile_rows * m + 2) * (tw_count * m + 2 + MNN_WG_ROW_SLACK) + stage;
+}
+#else
+#define MNN_WG_FAST_INPUT 0
+static inline ptrdiff_t mnn_wg_pad_size(int m, ptrdiff_t tw_count, ptrdiff_t block) {
+    return 0;
+}
+#endif
+
 /* M[k][:, strips j0..j1) <- V[k] @ Ub[k] for every position k. */
 static void mnn_wg_gemm(int P, ptrdiff_t C, ptrdiff_t S, ptrdiff_t groups, const float *V,
                         const float *Ub, float *M, ptrdiff_t j0, ptrdiff_t j1) {
@@ -188,14 +378,30 @@ static void mnn_wg_output(int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm,
     }
 }
 
+/* The input transform by the fastest path compiled in (pad: mnn_wg_pad_size floats). */
+static void mnn_wg_input_any(int m, const float *x, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
+                             ptrdiff_t pt, ptrdiff_t pl, ptrdiff_t tw_count, ptrdiff_t t0,
+                             ptrdiff_t nt, ptrdiff_t groups, ptrdiff_t c0, ptrdiff_t c1,
+                             float *V, float *pad) {
+#if MNN_WG_FAST_INPUT
+    if (MNN_SG_MR == 8) {
+        mnn_wg_input_fast(m, x, C, H, W, pt, pl, tw_count, t0, nt, groups, c0, c1, V, pad);
+        return;
+    }
+#endif
+    (void)pad;
+    mnn_wg_input(m, x, C, H, W, pt, pl, tw_count, t0, nt, groups, c0, c1, V);
+}
+
 /* One whole block: input transform, products, output transform, all channels. */
 static void mnn_wg_block(int m, const float *x, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
                          ptrdiff_t pt, ptrdiff_t pl, ptrdiff_t tw_count, ptrdiff_t t0,
-                         ptrdiff_t nt, ptrdiff_t groups, const float *Ub, ptrdiff_t S,
-                         float *V, float *M, float *y, ptrdiff_t O, ptrdiff_t OH,
-                         ptrdiff_t OW, const float *bias, float lo, float hi) {
+                         ptrdiff_t nt, const float *Ub, ptrdiff_t S, float *V, float *M,
+                         float *pad, float *y, ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW,
+                         const float *bias, float lo, float hi) {
     const int a = m + 2;
-    mnn_wg_input(m, x, C, H, W, pt, pl, tw_count, t0, nt, groups, 0, C, V);
+    const ptrdiff_t groups = (nt + MNN_SG_MR - 1) / MNN_SG_MR;
+    mnn_wg_input_any(m, x, C, H, W, pt, pl, tw_count, t0, nt, groups, 0, C, V, pad);
     mnn_wg_gemm(a * a, C, S, groups, V, Ub, M, 0, S);
     mnn_wg_output(m, M, groups * MNN_SG_MR, S * MNN_SG_NR, t0, nt, tw_count, y, O, OH, OW,
                   bias, lo, hi, 0, O);
