@@ -39,6 +39,9 @@ cdef extern from "sgemm_kernel.h":
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
+    void mnn_sd_pad_plane(const float* src, Py_ssize_t sr, Py_ssize_t H, Py_ssize_t W,
+                          float* dst, Py_ssize_t hp, Py_ssize_t wp, Py_ssize_t pt,
+                          Py_ssize_t pl) nogil
     void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
                      Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     void mnn_sd_block(Py_ssize_t M, Py_ssize_t K, const float* pw, const float* x,
@@ -286,16 +289,38 @@ def pack_weight_direct(const float[:, ::1] a):
     return out
 
 
+def _padded_hw(Py_ssize_t H, Py_ssize_t W, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh,
+               Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
+               Py_ssize_t dh, Py_ssize_t dw):
+    # The image with a zero border wide enough for every window: pt rows above, pl
+    # columns left, and below / right as far as the last window reaches.
+    return (max(H + pt, (oh - 1) * sh + (kh - 1) * dh + 1),
+            max(W + pl, (ow - 1) * sw + (kw - 1) * dw + 1))
+
+
+def direct_pad_elements(x_shape, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh, Py_ssize_t ow,
+                        Py_ssize_t sh, Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl,
+                        Py_ssize_t dh, Py_ssize_t dw):
+    """Floats of the padded copy of an ``(N, C, H, W)`` input that
+    :func:`conv_direct_images` builds (in its ``pad_scratch`` when given); 0 when the
+    windows stay inside the image (no copy of an input with contiguous planes)."""
+    n, c, h, w = x_shape
+    hp, wp = _padded_hw(h, w, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
+    return 0 if (hp, wp) == (h, w) else n * c * hp * wp
+
+
 def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, :, :] x,
                        float[:, :, :] c, const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw,
                        Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
                        Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
-                       double lo=-INFINITY, double hi=INFINITY, int nthreads=1):
+                       double lo=-INFINITY, double hi=INFINITY, int nthreads=1,
+                       pad_scratch=None):
     """:func:`conv_packed_images` by the direct kernel: the vectors run over 32 output
     channels and each output pixel broadcasts its input values from the image (no B
-    panel is packed); ``packed = pack_weight_direct(A)``. Zero padding is applied by
-    copying the image into a padded buffer first (only when the windows reach outside
-    it, or its planes are not contiguous). Same arguments and result as
+    panel is packed); ``packed = pack_weight_direct(A)``. When the windows reach outside
+    the image (or its planes are not contiguous) the image is first copied into a zero
+    border, in ``pad_scratch`` (float32, at least :func:`direct_pad_elements` floats; a
+    new array when None). Otherwise the same arguments and result as
     :func:`conv_packed_images`.
     """
     if not mnn_sd_enabled:
@@ -318,27 +343,37 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
             or c.strides[0] % sizeof(float)):
         raise ValueError("sgemm conv: output rows must be contiguous float32 with positive "
                          "strides")
+    if (x.strides[3] != sizeof(float) or x.strides[2] % sizeof(float)
+            or x.strides[1] % sizeof(float) or x.strides[0] % sizeof(float)):
+        raise ValueError("sgemm conv: input rows must be contiguous float32")
     if bias.shape[0] != m:
         raise ValueError(f"sgemm conv: bias of {bias.shape[0]} values for {m} rows")
     if nthreads < 1:
         raise ValueError("sgemm conv: nthreads must be >= 1")
     if m == 0 or N == 0:
         return
-    if K == 0:
+    if K == 0 or H == 0 or W == 0:
+        # Every window reads only zeros.
         np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
         return
-    # The image every window reads from: x itself, or x copied into a zero border wide
-    # enough for the last window (then every read below is inside the buffer).
-    cdef Py_ssize_t hp = max(H + pt, (oh - 1) * sh + (kh - 1) * dh + 1)
-    cdef Py_ssize_t wp = max(W + pl, (ow - 1) * sw + (kw - 1) * dw + 1)
+    cdef Py_ssize_t hp, wp
+    hp, wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
     cdef const float[:, :, :, :] xv = x
-    if (hp != H or wp != W or pt or pl or x.strides[3] != sizeof(float)
-            or x.strides[2] != <Py_ssize_t>sizeof(float) * W
-            or x.strides[1] != <Py_ssize_t>sizeof(float) * H * W
-            or x.strides[0] < 0 or x.strides[0] % sizeof(float)):
-        xp = np.zeros((N, C, hp, wp), np.float32)
-        xp[:, :, pt:pt + H, pl:pl + W] = x
-        xv = xp
+    cdef float[::1] buf
+    cdef Py_ssize_t plane, xr = x.strides[2] // sizeof(float)
+    if (hp != H or wp != W or x.strides[2] != <Py_ssize_t>sizeof(float) * W
+            or x.strides[1] != <Py_ssize_t>sizeof(float) * H * W or x.strides[0] < 0):
+        if pad_scratch is None:
+            pad_scratch = np.empty(N * C * hp * wp, np.float32)
+        buf = pad_scratch
+        if buf.shape[0] < N * C * hp * wp:
+            raise ValueError(f"sgemm conv: pad scratch of {buf.shape[0]} floats is smaller "
+                             f"than the padded input ({N * C * hp * wp})")
+        with nogil:
+            for plane in prange(N * C, num_threads=nthreads, schedule="static"):
+                mnn_sd_pad_plane(&x[plane // C, plane % C, 0, 0], xr, H, W,
+                                 &buf[plane * hp * wp], hp, wp, pt, pl)
+        xv = np.asarray(pad_scratch)[:N * C * hp * wp].reshape(N, C, hp, wp)
     # Rows and planes (so every window) are contiguous in xv; images are xn apart.
     cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
     cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m

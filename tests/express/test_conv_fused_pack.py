@@ -149,6 +149,24 @@ def test_direct_kernel_rejects_bad_shapes():
         sgemm.conv_direct_images(pk, 4, x.astype(np.float64), y, b, *args)
     with pytest.raises(ValueError, match="nthreads"):
         sgemm.conv_direct_images(pk, 4, x, y, b, *args, -np.inf, np.inf, 0)
+    need = sgemm.direct_pad_elements(x.shape, *args)
+    assert need == 3 * 9 * 9  # one zero row below / column right, one above / left
+    with pytest.raises(ValueError, match="pad scratch"):
+        sgemm.conv_direct_images(pk, 4, x, y, b, *args, -np.inf, np.inf, 1,
+                                 np.zeros(need - 1, np.float32))
+
+
+@pytest.mark.skipif(not sgemm.direct_available(), reason="direct kernel needs AVX-512")
+def test_direct_kernel_reuses_dirty_pad_scratch():
+    # A reused scratch holds the previous call's data: the border must be rewritten.
+    x, w, b = _data(2, 3, 8, 8), _data(4, 3, 3, 3), _data(4)
+    pk = sgemm.pack_weight_direct(w.reshape(4, -1))
+    args = (3, 3, 8, 8, 1, 1, 1, 1, 1, 1)
+    scratch = np.full(sgemm.direct_pad_elements(x.shape, *args) + 5, np.nan, np.float32)
+    y = np.zeros((2, 4, 64), np.float32)
+    sgemm.conv_direct_images(pk, 4, x, y, b, *args, -np.inf, np.inf, 2, scratch)
+    want = _torch(x, w, b, (1, 1), (1, 1, 1, 1), (1, 1), 1, None)
+    np.testing.assert_allclose(y.reshape(want.shape), want, rtol=3e-4, atol=3e-4)
 
 
 def test_kernel_rejects_bad_shapes():

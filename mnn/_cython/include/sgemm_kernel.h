@@ -477,6 +477,24 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
     if (rows > 16) mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np);
 }
 
+/* dst (hp x wp, contiguous) <- the H x W plane src (row stride sr) at row pt, column
+   pl, zeros around it (the caller checks hp >= pt + H and wp >= pl + W). */
+static void mnn_sd_pad_plane(const float *src, ptrdiff_t sr, ptrdiff_t H, ptrdiff_t W,
+                             float *dst, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t pt,
+                             ptrdiff_t pl) {
+    for (ptrdiff_t r = 0; r < hp; r++) {
+        float *d = dst + r * wp;
+        if (r < pt || r >= pt + H) {
+            for (ptrdiff_t q = 0; q < wp; q++) d[q] = 0.0f;
+            continue;
+        }
+        const float *s = src + (r - pt) * sr;
+        for (ptrdiff_t q = 0; q < pl; q++) d[q] = 0.0f;
+        for (ptrdiff_t q = 0; q < W; q++) d[pl + q] = s[q];
+        for (ptrdiff_t q = pl + W; q < wp; q++) d[q] = 0.0f;
+    }
+}
+
 /* koff[k] for the K = C*KH*KW rows (see above; xc, xr the padded plane and row sizes). */
 static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
                         ptrdiff_t xr, ptrdiff_t dh, ptrdiff_t dw, ptrdiff_t *koff) {
