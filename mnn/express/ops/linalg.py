@@ -25,10 +25,12 @@ def _matmul_shape(a, b, ta, tb):
         b2 = b2[:-2] + (b2[-1], b2[-2])
     if a2[-1] != b2[-2]:
         raise OpError(f"inner dimensions differ: {a2[-1]} vs {b2[-2]}")
-    try:
-        batch = np.broadcast_shapes(a2[:-2], b2[:-2])
-    except ValueError:
-        raise OpError("batch dimensions cannot be broadcast") from None
+    batch = a2[:-2]
+    if batch != b2[:-2]:  # equal batch dims (plain matrices too) need no broadcasting
+        try:
+            batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+        except ValueError:
+            raise OpError("batch dimensions cannot be broadcast") from None
     out = tuple(batch) + ((a2[-2],) if not a1 else ()) + ((b2[-1],) if not b1 else ())
     return out
 
@@ -71,10 +73,38 @@ def _gemm_operand(x, flag):
     return x.reshape((count, rows, cols)), flag, lead
 
 
+def _matrix_operand(x, flag):
+    """``(C-contiguous matrix, transposed flag)`` for a 2-D operand (a transposed view
+    is read in place with the flag flipped, as in :func:`_gemm_operand`)."""
+    if x.flags.c_contiguous:
+        return x, flag
+    if x.T.flags.c_contiguous:
+        return x.T, not flag
+    return np.ascontiguousarray(x), flag
+
+
+def _matmul_2d(a, b, transpose_a, transpose_b):
+    # Two matrices (dense layers and their gradients): one product without the batch
+    # bookkeeping of the general path, which costs more than a small layer's GEMM.
+    a, ta = _matrix_operand(a, transpose_a)
+    b, tb = _matrix_operand(b, transpose_b)
+    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+    kb, n = (b.shape[1], b.shape[0]) if tb else b.shape
+    if k != kb:
+        raise OpError(f"inner dimensions differ: {k} vs {kb}")
+    # An empty inner dimension sums nothing: zeros (BLAS may leave C unwritten).
+    c = (np.zeros if k == 0 else np.empty)((m, n), a.dtype)
+    nc.blas_single_thread()
+    _gemm_k.gemm_split(a, b, c, ta, tb, nthreads=nc.threads(m * n * k))
+    return c
+
+
 def _matmul_gemm(a, b, transpose_a, transpose_b):
     # float32/float64 through gemm.pyx: BLAS at one thread, products (or column blocks
     # of one product) split over our OpenMP threads, so more threads never lose to
     # numpy's BLAS spinning its own pool against ours.
+    if a.ndim == 2 and b.ndim == 2:
+        return _matmul_2d(a, b, transpose_a, transpose_b)
     out_shape = _matmul_shape(a.shape, b.shape, transpose_a, transpose_b)
     a1, b1 = a.ndim == 1, b.ndim == 1
     a2 = a.reshape(1, -1) if a1 else a
