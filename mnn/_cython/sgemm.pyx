@@ -45,10 +45,9 @@ cdef extern from "sgemm_kernel.h":
     void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
                      Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     void mnn_sd_block(Py_ssize_t M, Py_ssize_t K, const float* pw, const float* x,
-                      const Py_ssize_t* koff, Py_ssize_t OW, Py_ssize_t rstep, Py_ssize_t sw,
-                      float* C, Py_ssize_t ldc, Py_ssize_t s0, Py_ssize_t s1, Py_ssize_t n0,
-                      Py_ssize_t n1, int npw, Py_ssize_t* po, const float* bias, float lo,
-                      float hi) nogil
+                      const Py_ssize_t* koff, Py_ssize_t P, Py_ssize_t OW, Py_ssize_t rstep,
+                      Py_ssize_t sw, float* C, Py_ssize_t ldc, Py_ssize_t u0, Py_ssize_t u1,
+                      int npw, Py_ssize_t* po, const float* bias, float lo, float hi) nogil
 
 
 def info():
@@ -380,16 +379,11 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     # Tiles of 8 pixels, or 7 when that divides the pixels and 8 does not (no idle lanes
     # in a last partial tile: 7x7 .. 112x112 images).
     cdef int npw = 7 if P % 8 and P % 7 == 0 else mnn_sd_n
-    cdef Py_ssize_t tiles = (P + npw - 1) // npw
-    # Jobs: each image split over the threads by pixel tiles, or by slabs when the image
-    # has few tiles.
+    cdef Py_ssize_t units = (P + npw - 1) // npw * slabs
+    # Jobs: each image's (slab, pixel tile) units split evenly over the threads, or whole
+    # images per job when there are several per thread.
     cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
-    cdef bint by_cols = tiles >= 4 * parts or slabs < parts
-    cdef Py_ssize_t chunk
-    if by_cols:
-        chunk = (tiles + parts - 1) // parts * npw
-    else:
-        chunk = (slabs + parts - 1) // parts
+    cdef Py_ssize_t chunk = (units + parts - 1) // parts
     # One scratch: the K row offsets, then each thread's pixel offsets.
     offs = np.empty(K + nthreads * P, np.intp)
     cdef Py_ssize_t[::1] ov = offs
@@ -403,15 +397,8 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
             n = job // parts
             t = job % parts
             lo_i = t * chunk
-            if by_cols:
-                hi_i = lo_i + chunk if lo_i + chunk < P else P
-                if lo_i < hi_i:
-                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], ow,
-                                 sh * wp, sw, &c[n, 0, 0], ldc, 0, slabs, lo_i, hi_i, npw,
-                                 &ov[K + tid * P], &bias[0], flo, fhi)
-            else:
-                hi_i = lo_i + chunk if lo_i + chunk < slabs else slabs
-                if lo_i < hi_i:
-                    mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], ow,
-                                 sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, 0, P, npw,
-                                 &ov[K + tid * P], &bias[0], flo, fhi)
+            hi_i = lo_i + chunk if lo_i + chunk < units else units
+            if lo_i < hi_i:
+                mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], P, ow,
+                             sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw,
+                             &ov[K + tid * P], &bias[0], flo, fhi)

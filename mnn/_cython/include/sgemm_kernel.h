@@ -504,29 +504,27 @@ static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
             for (ptrdiff_t j = 0; j < KW; j++) koff[k++] = c * xc + i * dh * xr + j * dw;
 }
 
-/* Slabs [s0, s1) x pixels [n0, n1) of C (M rows, row stride ldc) in tiles of npw (8 or
-   7) pixels. po is scratch of n1 - n0 offsets. */
+/* Work units [u0, u1) of C (M rows, row stride ldc, P = OH*OW pixels): unit u is slab
+   u / tiles times pixel tile u % tiles, tiles of npw (8 or 7) pixels, so threads given
+   equal unit ranges get equal work whatever the shape. po is scratch of P offsets. */
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
-                         const ptrdiff_t *koff, ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw,
-                         float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t n0,
-                         ptrdiff_t n1, int npw, ptrdiff_t *po, const float *bias, float lo,
-                         float hi) {
-    for (ptrdiff_t n = n0; n < n1; n++) po[n - n0] = n / OW * rstep + n % OW * sw;
-    for (ptrdiff_t s = s0; s < s1; s++) {
+                         const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
+                         ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
+                         int npw, ptrdiff_t *po, const float *bias, float lo, float hi) {
+    ptrdiff_t tiles = (P + npw - 1) / npw;
+    for (ptrdiff_t n = 0; n < P; n++) po[n] = n / OW * rstep + n % OW * sw;
+    for (ptrdiff_t u = u0; u < u1; u++) {
+        ptrdiff_t s = u / tiles, n = u % tiles * npw;
         ptrdiff_t rows = M - s * MNN_SD_M;
         if (rows > MNN_SD_M) rows = MNN_SD_M;
         const float *w = pw + s * K * MNN_SD_M;
-        float *c = C + s * MNN_SD_M * ldc;
+        float *c = C + s * MNN_SD_M * ldc + n;
         const float *b = bias + s * MNN_SD_M;
-        for (ptrdiff_t n = n0; n < n1; n += npw) {
-            int np = n1 - n < npw ? (int)(n1 - n) : npw;
-            if (npw == 7)
-                mnn_sd_tile(7, K, w, x, koff, po + (n - n0), np, c + n, ldc, (int)rows, b,
-                            lo, hi);
-            else
-                mnn_sd_tile(8, K, w, x, koff, po + (n - n0), np, c + n, ldc, (int)rows, b,
-                            lo, hi);
-        }
+        int np = P - n < npw ? (int)(P - n) : npw;
+        if (npw == 7)
+            mnn_sd_tile(7, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi);
+        else
+            mnn_sd_tile(8, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi);
     }
 }
 #else
@@ -537,13 +535,12 @@ static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
     (void)C; (void)KH; (void)KW; (void)xc; (void)xr; (void)dh; (void)dw; (void)koff;
 }
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
-                         const ptrdiff_t *koff, ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw,
-                         float *C, ptrdiff_t ldc, ptrdiff_t s0, ptrdiff_t s1, ptrdiff_t n0,
-                         ptrdiff_t n1, int npw, ptrdiff_t *po, const float *bias, float lo,
-                         float hi) {
-    (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)OW; (void)rstep; (void)sw;
-    (void)C; (void)ldc; (void)s0; (void)s1; (void)n0; (void)n1; (void)npw; (void)po;
-    (void)bias; (void)lo; (void)hi;
+                         const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
+                         ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
+                         int npw, ptrdiff_t *po, const float *bias, float lo, float hi) {
+    (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)P; (void)OW; (void)rstep;
+    (void)sw; (void)C; (void)ldc; (void)u0; (void)u1; (void)npw; (void)po; (void)bias;
+    (void)lo; (void)hi;
 }
 #endif
 static const int mnn_sd_enabled = MNN_SD_ENABLED;
