@@ -16,7 +16,8 @@ label says:
   -z) and ``uv`` holds directions ``(N, OH, OW, 3)``; the face is the direction's major
   axis and the face coordinates follow the OpenGL cube-map table, then the face is
   sampled with ``"clamp"``. As MNN's CPU kernel, a direction landing exactly on a face's
-  ``(0, 0)`` corner, or a zero direction, samples zero.
+  ``(0, 0)`` corner, or a zero direction, samples zero (nearest sampling at a face's far
+  edge takes the last texel, where MNN's kernel reads one past the face).
 - ``raster_diff``: forward differences of an image ``(N, H, W, C)``: ``dx[n, y, x] =
   img[n, y, x + 1] - img[n, y, x]`` (zero in the last column) and ``dy[n, y, x] =
   img[n, y + 1, x] - img[n, y, x]`` (zero in the last row).
@@ -31,6 +32,9 @@ is clamped); ``raster_diff`` has the transposed differences ``raster_diff_grad``
 (MNN's CPU gradient kernel reads the ``dy`` gradient at the wrong position; this is the
 exact adjoint). ``texture_grad`` and ``raster_diff_grad`` differentiate again;
 ``texture_uv_grad`` does not.
+
+2-D sampling and its texture gradient run in ``mnn/_cython/render.pyx``; cube maps and
+the uv gradient use the numpy tap rule below (the same taps, with their derivatives).
 """
 import numpy as np
 
