@@ -11,13 +11,13 @@ import json
 import os
 import sys
 
+import mnn.expr as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
 from onnx import TensorProto, helper
 
-import mnn.expr as F
 from converter.cli import main
 from converter.onnx.loader import ConvertError, convert_graph
 from mnn.format import to_json
@@ -66,13 +66,13 @@ def _differences(x):
 # filter 0 nearest, 1/2/3 linear; boundary 1 (wrap) and 2 clamp, 3 zero; absent: linear,
 # zero.
 ATTRIBUTE_CASES = [
-    (dict(filter_mode=1, boundary_mode=3), "bilinear", "zeros"),
-    (dict(filter_mode=0, boundary_mode=3), "nearest", "zeros"),
-    (dict(filter_mode=1, boundary_mode=2), "bilinear", "border"),
-    (dict(filter_mode=0, boundary_mode=2), "nearest", "border"),
-    (dict(filter_mode=1, boundary_mode=1), "bilinear", "border"),
-    (dict(filter_mode=3, boundary_mode=2), "bilinear", "border"),
-    (dict(filter_mode=2, boundary_mode=3), "bilinear", "zeros"),
+    ({"filter_mode": 1, "boundary_mode": 3}, "bilinear", "zeros"),
+    ({"filter_mode": 0, "boundary_mode": 3}, "nearest", "zeros"),
+    ({"filter_mode": 1, "boundary_mode": 2}, "bilinear", "border"),
+    ({"filter_mode": 0, "boundary_mode": 2}, "nearest", "border"),
+    ({"filter_mode": 1, "boundary_mode": 1}, "bilinear", "border"),
+    ({"filter_mode": 3, "boundary_mode": 2}, "bilinear", "border"),
+    ({"filter_mode": 2, "boundary_mode": 3}, "bilinear", "zeros"),
     ({}, "bilinear", "zeros"),
 ]
 
@@ -116,8 +116,8 @@ def test_raster_grad_gives_forward_differences():
 
 
 @pytest.mark.parametrize("attrs,match", [
-    (dict(filter_mode=4), "filter_mode"),
-    (dict(boundary_mode=7), "boundary_mode"),
+    ({"filter_mode": 4}, "filter_mode"),
+    ({"boundary_mode": 7}, "boundary_mode"),
 ])
 def test_bad_attribute_is_a_clear_error(attrs, match):
     with pytest.raises(ConvertError, match=f"texture.*{match}"):
@@ -196,9 +196,9 @@ def _ours_convert(model, folder):
 
 
 FILE_CASES = [
-    ("texture", dict(filter_mode=1, boundary_mode=3), "bilinear", "zeros"),
-    ("texture", dict(filter_mode=0, boundary_mode=2), "nearest", "border"),
-    ("texture_mipmap", dict(filter_mode=3, boundary_mode=1), "bilinear", "border"),
+    ("texture", {"filter_mode": 1, "boundary_mode": 3}, "bilinear", "zeros"),
+    ("texture", {"filter_mode": 0, "boundary_mode": 2}, "nearest", "border"),
+    ("texture_mipmap", {"filter_mode": 3, "boundary_mode": 1}, "bilinear", "border"),
 ]
 
 

@@ -7,14 +7,14 @@ torch autograd and central finite differences (float64).
 The real MNN wheel is no oracle here: it converts these ops but its CPU backend is built
 without them ("Don't support type [Texture]"; RasterDiff has no shape rule).
 """
+import mnn.expr as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
-
-import mnn.expr as F
-from mnn.express.graph import apply
 from test_grad_checker import check
+
+from mnn.express.graph import apply
 
 rng = np.random.default_rng(7)
 
@@ -59,7 +59,7 @@ def test_texture_grad_of_grad_matches_torch_double_backward():
     t, u = F.const(tex), F.const(uv)
     gv = F.placeholder([1, 3, 3, 2], dtype=np.float64)
     gv.write(g)
-    dtex, duv = F.grad(F.reduce_sum(F.texture(t, u) * gv), [t, u])
+    dtex, _ = F.grad(F.reduce_sum(F.texture(t, u) * gv), [t, u])
     weight = rng.standard_normal(tex.shape)
     (ggrad,) = F.grad(F.reduce_sum(dtex * F.const(weight)), [gv])
 

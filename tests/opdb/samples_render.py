@@ -61,12 +61,12 @@ for _f in ("linear", "nearest"):
     for _b in ("zero", "clamp"):
         for _dt, _n, _hw in ((np.float32, 2, (4, 5)), (np.float64, 1, (2, 3))):
             _i += 1
-            _a = dict(filter_mode=_f, boundary_mode=_b)
+            _a = {"filter_mode": _f, "boundary_mode": _b}
             _tex = values((_n, *_hw, 2), _dt, seed=_i)
             _uv = values((_n, 2, 2, 2), _dt, -0.3, 1.3, seed=50 + _i)
             _g = values((_n, 2, 2, 2), _dt, seed=100 + _i)
             # float32: torch computes the pixel coordinate as ((2u - 1 + 1) * W - 1) / 2
-            _tol = dict(rtol=1e-5, atol=1e-5) if _dt == np.float32 else {}
+            _tol = {"rtol": 1e-5, "atol": 1e-5} if _dt == np.float32 else {}
             SAMPLES["texture"].append(Sample([_tex, _uv], _a, _ref, **_tol))
             SAMPLES["texture_grad"].append(
                 Sample([_g, _uv], dict(_a, tex_shape=_tex.shape), _grad_ref, **_tol))
@@ -75,7 +75,7 @@ for _f in ("linear", "nearest"):
 
 SAMPLES["texture"].append(Sample([values((1, 1, 1, 3), np.float32, seed=7),
                                   values((1, 1, 3, 2), np.float32, -0.5, 1.5, seed=8)],
-                                 dict(filter_mode="linear", boundary_mode="clamp"), _ref,
+                                 {"filter_mode": "linear", "boundary_mode": "clamp"}, _ref,
                                  note="one-texel texture"))
 for _dt, _shape in ((np.float32, (2, 3, 4, 3)), (np.float64, (1, 2, 3, 2)),
                     (np.float32, (1, 1, 1, 1))):
@@ -86,7 +86,7 @@ for _dt, _shape in ((np.float32, (2, 3, 4, 3)), (np.float64, (1, 2, 3, 2)),
 
 _T = values((1, 3, 3, 2), np.float32)
 _UV = values((1, 2, 2, 2), np.float32)
-_A = dict(filter_mode="linear", boundary_mode="zero")
+_A = {"filter_mode": "linear", "boundary_mode": "zero"}
 REJECTS = {
     "texture": [Sample([_T, _UV], dict(_A, filter_mode="cubic")),
                 Sample([_T, _UV[..., :1]], _A),

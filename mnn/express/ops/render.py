@@ -90,7 +90,7 @@ class _Tap:
     its ``weight`` (0 for texels outside the texture: their index is 0, never read past
     the end) and ``dweight`` (..., k), the weight's derivative by the ``uv`` components."""
 
-    __slots__ = ("index", "weight", "dweight")
+    __slots__ = ("dweight", "index", "weight")
 
     def __init__(self, index, weight, dweight):
         self.index = index
