@@ -295,3 +295,16 @@ def test_dynamic_dims_stay_dynamic_in_the_file(tmp_path):
         np.testing.assert_allclose(loaded.outputs["out"].read(),
                                    _torch_texture(tex, uv, "bilinear", "border"), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_wheel_texture_mipmap_file_with_mip_inputs_runs_in_ours(tmp_path):
+    model = _texture_model("texture_mipmap", 2, filter_mode=2, boundary_mode=2)
+    path = _wheel_convert(model, str(tmp_path / "wheel"))
+    texture_ops = [op for op in json.loads(to_json(path))["oplists"] if op["type"] == "Texture"]
+    assert len(texture_ops) == 1 and len(texture_ops[0]["inputIndexes"]) == 4
+    graph = load_graph(path)
+    graph.inputs["tex"].write(TEX)
+    graph.inputs["uv"].write(UV)
+    np.testing.assert_allclose(graph.outputs["out"].read(),
+                               _torch_texture(TEX, UV, "bilinear", "border"), rtol=1e-5,
+                               atol=1e-6)
