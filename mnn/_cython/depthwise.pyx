@@ -84,9 +84,11 @@ def forward(const real_t[:, :, :, ::1] x, const real_t[:, :, ::1] w,
             double clamp_lo=-INFINITY, double clamp_hi=INFINITY):
     """``y = clip(depthwise_conv(x, w) + bias, clamp_lo, clamp_hi)`` (``y`` overwritten).
 
-    Each (image, channel) plane is first copied into a zero-padded scratch plane holding
-    exactly the rows and columns the windows touch, so the loops need no bounds tests.
-    The clamp fuses a following relu / relu6 (infinite bounds: no clamp).
+    float32 3x3 filters with dilation 1, column stride 1 or 2 and pads >= 0 run straight
+    from the input (include/dw3x3_kernel.h). Other filters first copy each (image,
+    channel) plane into a zero-padded scratch plane holding exactly the rows and columns
+    the windows touch, so the loops need no bounds tests. The clamp fuses a following
+    relu / relu6 (infinite bounds: no clamp).
     """
     _check(x, w, y, sh, sw, dh, dw)
     if bias.shape[0] != w.shape[0]:
@@ -167,7 +169,8 @@ cdef void _forward3x3_f32(const float[:, :, :, ::1] x, const float[:, :, ::1] w,
                           Py_ssize_t sw, Py_ssize_t pt, Py_ssize_t pl, int nthreads,
                           double clamp_lo, double clamp_hi):
     # 3x3, dilation 1, column stride 1 or 2, pads >= 0 (checked by forward): one plane
-    # per job straight from the input, no padded copy (include/dw3x3_kernel.h).
+    # per job straight from the input, no padded copy (include/dw3x3_kernel.h). The flat
+    # stream's tap masks depend only on the geometry: computed once here for all planes.
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t O = w.shape[0], OH = y.shape[2], OW = y.shape[3], M = O // C
     zeros_arr = np.zeros(max(W, 1), np.float32)
