@@ -84,7 +84,28 @@ def plan(Py_ssize_t n, Py_ssize_t c, Py_ssize_t o, Py_ssize_t oh, Py_ssize_t ow,
     cdef Py_ssize_t per_row = p * (c + op) * 4
     cdef Py_ssize_t rows = max(mr, _BLOCK_BYTES // per_row // mr * mr)
     rows = min(rows, (t + mr - 1) // mr * mr)
+    if nthreads > 1 and n * t > 0:
+        rows = _balanced_rows(n, t, rows, nthreads)
     return rows, max(nthreads, 1) * (p * rows * (c + op) + mnn_wg_pad_size(m, tw, rows))
+
+
+def _balanced_rows(Py_ssize_t n, Py_ssize_t t, Py_ssize_t max_rows, int nthreads):
+    """Block size (a multiple of MR, at most ``max_rows``) whose blocks, dealt to the
+    threads in turn, give the busiest thread the fewest tiles (then: fewest blocks).
+    E.g. 49 tiles on 2 threads: blocks of 24 (24 + 1 against 24), not 16 (32 against 17)."""
+    cdef Py_ssize_t mr = MNN_SG_MR, rows, best = max_rows, best_load = -1, best_units = 0
+    cdef Py_ssize_t blocks, units, u, size, load
+    for rows in range(mr, max_rows + 1, mr):
+        blocks = (t + rows - 1) // rows
+        units = n * blocks
+        loads = [0] * nthreads
+        for u in range(units):
+            size = min(rows, t - (u % blocks) * rows)
+            loads[u % nthreads] += size
+        load = max(loads)
+        if best_load < 0 or load < best_load or (load == best_load and units < best_units):
+            best, best_load, best_units = rows, load, units
+    return best
 
 
 def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[::1] bias,
@@ -130,11 +151,12 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
     if C == 0:
         np.asarray(y)[...] = np.clip(np.asarray(bias)[None, :, None, None], lo, hi)
         return
-    # Whole blocks per thread when each thread gets at least two (taken dynamically: on a
-    # busy machine a thread that runs does the work of one that waits for a core); else
-    # the threads share each block: its channels (input transform), then its
-    # output-channel strips, in small pieces taken dynamically for the same reason.
-    if nthreads == 1 or units >= 2 * nthreads:
+    # Whole blocks per thread when each thread gets at least two, or exactly as many each
+    # (taken dynamically: on a busy machine a thread that runs does the work of one that
+    # waits for a core); else the threads share each block: its channels (input
+    # transform), then its output-channel strips, in small pieces taken dynamically.
+    if (nthreads == 1 or units >= 2 * nthreads
+            or (units >= nthreads and units % nthreads == 0)):
         with nogil:
             for u in prange(units, num_threads=nthreads, schedule="dynamic"):
                 tid = openmp.omp_get_thread_num()
