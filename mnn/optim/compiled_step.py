@@ -64,9 +64,23 @@ def _attrs_key(attrs, memo):
         return ()
     key = memo.get(id(attrs))
     if key is None:
-        key = tuple(sorted((k, _freeze(v)) for k, v in attrs.items()))
+        items = sorted(attrs.items())
+        for _, v in items:
+            kind = type(v)
+            if kind not in _PLAIN and not (kind is tuple and all(type(e) in _PLAIN
+                                                                 for e in v)):
+                key = tuple([(k, _freeze(v)) for k, v in items])
+                break
+        else:
+            # Scalars, strings and tuples of them (the usual attributes) are their own
+            # frozen form.
+            key = tuple(items)
         memo[id(attrs)] = key
     return key
+
+
+# Attribute value types that are hashable and compare by value as they are.
+_PLAIN = frozenset([bool, int, float, str, type(None)])
 
 
 def graph_key(order, identity_ids):

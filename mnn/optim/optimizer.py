@@ -40,7 +40,10 @@ L1, L2, L1L2 = Regularization_Method.L1, Regularization_Method.L2, Regularizatio
 def _module_parameters(module):
     if module is None:
         return []
-    if hasattr(module, "parameters") and not isinstance(module, (list, tuple)):
+    # Looked up on the type first: on the instance, hasattr would compute the property
+    # (a walk of every submodule) only to throw the list away.
+    has = hasattr(type(module), "parameters") or "parameters" in getattr(module, "__dict__", ())
+    if has and not isinstance(module, (list, tuple)):
         return list(module.parameters)
     params = list(module)
     for i, p in enumerate(params):
