@@ -8,6 +8,11 @@ two peers are timed in interleaved rounds; each sample is the mean of a short bu
 calls (single layers take tens of microseconds). Prints per-layer median milliseconds
 and ours/ort ratios, then the total weighted by how often MobileNetV2 runs the layer.
 
+"ours op" is the convolution op's own time inside our runs (its compute function
+timed alone, as benchmarks/profile_models.py does): a one-op graph also pays for
+copying the input into the placeholder and for the graph's fixed per-run cost, which a
+whole model pays once, not per layer.
+
 At one thread the ratio uses process CPU time (on a loaded machine wall time mostly
 measures waiting for a core); at two threads it uses wall time (spinning worker
 threads inflate CPU time). Both are printed.
@@ -22,6 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import mnn.expr as F  # noqa: I001
+from mnn.express import optable
 
 import numpy as np
 import onnxruntime as ort
@@ -63,16 +69,43 @@ def burst(fn, calls):
     return (time.perf_counter() - t0) / calls, (time.process_time() - c0) / calls
 
 
+class OpTimer:
+    """Accumulates the wall and CPU time of the conv2d op's compute while installed."""
+
+    def __init__(self):
+        self.wall = self.cpu = 0.0
+        self.op = optable.get_op("conv2d")
+        self.compute = self.op.compute
+
+    def __enter__(self):
+        def timed(arrays, **attrs):
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = self.compute(arrays, **attrs)
+            self.wall += time.perf_counter() - t0
+            self.cpu += time.process_time() - c0
+            return out
+
+        self.op.compute = timed
+        return self
+
+    def __exit__(self, *exc):
+        self.op.compute = self.compute
+
+
 def measure(run_ours, run_ort, rounds, samples):
-    """Median (wall, cpu) ms of each peer, sampled alternately."""
+    """Median (wall, cpu) ms per call of each peer and of our op alone, sampled
+    alternately."""
     # Calls per sample: enough for about 2 ms of work.
     per_call = burst(run_ort, 5)[0]
     calls = max(1, min(200, int(2e-3 / max(per_call, 1e-6))))
-    got = {"ours": [], "ort": []}
-    for _ in range(rounds):
-        for _ in range(samples):
-            got["ours"].append(burst(run_ours, calls))
-            got["ort"].append(burst(run_ort, calls))
+    got = {"ours": [], "op": [], "ort": []}
+    with OpTimer() as op:
+        for _ in range(rounds):
+            for _ in range(samples):
+                w0, c0 = op.wall, op.cpu
+                got["ours"].append(burst(run_ours, calls))
+                got["op"].append(((op.wall - w0) / calls, (op.cpu - c0) / calls))
+                got["ort"].append(burst(run_ort, calls))
     return {k: (float(np.median([s[0] for s in v]) * 1e3),
                 float(np.median([s[1] for s in v]) * 1e3)) for k, v in got.items()}
 
@@ -92,9 +125,9 @@ def main():
         F.set_thread_number(n)
         print(f"\nthreads {n}: median ms per call (wall / cpu); ratio ours/ort uses "
               f"{'cpu' if n == 1 else 'wall'} time")
-        print(f"{'layer':26s} {'x':>2s} {'ours wall/cpu':>15s} {'ort wall/cpu':>15s} "
-              f"{'ours/ort':>8s}")
-        tot_ours = tot_ort = 0.0
+        print(f"{'layer':26s} {'x':>2s} {'ours wall/cpu':>15s} {'ours op':>15s} "
+              f"{'ort wall/cpu':>15s} {'ours/ort':>8s} {'op/ort':>6s}")
+        tot_ours = tot_op = tot_ort = 0.0
         for c, hw, s, count in layers:
             x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
             w = (rng.standard_normal((c, 1, 3, 3)) * 0.5).astype(np.float32)
@@ -118,13 +151,15 @@ def main():
                                        atol=1e-4)
             t = measure(run_ours, run_ort, args.rounds, args.samples)
             k = 1 if n == 1 else 0
-            ratio = t["ours"][k] / t["ort"][k]
             tot_ours += count * t["ours"][k]
+            tot_op += count * t["op"][k]
             tot_ort += count * t["ort"][k]
-            print(f"{layer_name(c, hw, s):26s} {count:2d} {t['ours'][0]:7.3f}/{t['ours'][1]:7.3f} "
-                  f"{t['ort'][0]:7.3f}/{t['ort'][1]:7.3f} {ratio:8.2f}", flush=True)
-        print(f"{'weighted total':26s} {'':2s} {tot_ours:15.3f} {tot_ort:15.3f} "
-              f"{tot_ours / tot_ort:8.2f}")
+            print(f"{layer_name(c, hw, s):26s} {count:2d} "
+                  + " ".join(f"{t[p][0]:7.3f}/{t[p][1]:7.3f}" for p in ("ours", "op", "ort"))
+                  + f" {t['ours'][k] / t['ort'][k]:8.2f} {t['op'][k] / t['ort'][k]:6.2f}",
+                  flush=True)
+        print(f"{'weighted total':26s} {'':2s} {tot_ours:15.3f} {tot_op:15.3f} "
+              f"{tot_ort:15.3f} {tot_ours / tot_ort:8.2f} {tot_op / tot_ort:6.2f}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@
      and feeds every output row that uses it. Per-tap load masks keep only the columns
      inside [0, W): the padding reads as zero and there are no scalar edge columns.
      Stride 2 picks even and odd columns with permutes (one source vector for steps of
-     up to 7 outputs, two beyond).
+     up to 7 outputs, two beyond); rows of at most 7 outputs at stride 2 go two to a
+     vector instead (mnn_dw3x3_pairs_s2).
    - Flat stream (mnn_dw3x3_plane_flat): small stride-1 planes as wide as their output
      (7x7 with pads 1) run as one stream of OH * OW outputs with per-step tap masks
      computed once per call, instead of rows filling 7 of 16 lanes.
@@ -166,6 +167,48 @@ MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
     }
 }
 
+/* Stride 2 in both directions with at most 7 outputs per row (14x14 -> 7x7): a row
+   fills 7 of 16 lanes, so two output rows share a vector (row oy in lanes 0 .. OW - 1,
+   row oy + 1 in lanes OW .. 2 OW - 1, which is also how they lie in y). Each input row's
+   columns -pl .. 2 OW - pl fit one masked load; one two-source permute per tap takes
+   the even columns of both output rows' input rows: half the permutes and FMAs of the
+   row blocks. */
+static void mnn_dw3x3_pairs_s2(const float *x, ptrdiff_t H, ptrdiff_t W,
+                               const __m512 kv[9], __m512 vb, __m512 vlo, __m512 vhi,
+                               float *y, ptrdiff_t OH, ptrdiff_t OW, ptrdiff_t pt,
+                               ptrdiff_t pl, const float *zeros) {
+    int idx[3][16];
+    for (int j = 0; j < 3; j++)
+        for (int l = 0; l < 16; l++)
+            idx[j][l] = l < OW ? 2 * l + j : (l < 2 * OW ? 16 + 2 * (l - OW) + j : 0);
+    const __m512i p0 = _mm512_loadu_si512(idx[0]), p1 = _mm512_loadu_si512(idx[1]);
+    const __m512i p2 = _mm512_loadu_si512(idx[2]);
+    const ptrdiff_t base = -pl;
+    const __mmask16 m = mnn_dw3x3_lanes(-base, 2 * OW + 1 < W - base ? 2 * OW + 1 : W - base);
+    for (ptrdiff_t oy = 0; oy < OH; oy += 2) {
+        /* input rows 2 oy - pt .. 2 oy - pt + 4; the second output row's are absent
+           (zeros) when oy is the last row, and its lanes are not stored */
+        __m512 L[5];
+        for (int q = 0; q < 5; q++) {
+            ptrdiff_t iy = 2 * oy - pt + q;
+            const float *row = (iy >= 0 && iy < H && (q < 3 || oy + 1 < OH)) ? x + iy * W
+                                                                             : zeros;
+            L[q] = mnn_dw3x3_load(row, base, m);
+        }
+        __m512 acc[3];
+        for (int i = 0; i < 3; i++) {
+            acc[i] = _mm512_mul_ps(kv[3 * i], _mm512_permutex2var_ps(L[i], p0, L[i + 2]));
+            acc[i] = _mm512_fmadd_ps(kv[3 * i + 1], _mm512_permutex2var_ps(L[i], p1, L[i + 2]),
+                                     acc[i]);
+            acc[i] = _mm512_fmadd_ps(kv[3 * i + 2], _mm512_permutex2var_ps(L[i], p2, L[i + 2]),
+                                     acc[i]);
+        }
+        __m512 v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], vb));
+        v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+        _mm512_mask_storeu_ps(y + oy * OW, mnn_dw3x3_mask(oy + 1 < OH ? 2 * OW : OW), v);
+    }
+}
+
 /* Rows [0, OH) in blocks of R = 4 (then 2, then 1) with stride constants sh, sw. */
 MNN_DW3X3_INLINE void mnn_dw3x3_all_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
                                          const __m512 kv[9], __m512 vb, __m512 vlo,
@@ -278,6 +321,8 @@ static void mnn_dw3x3_plane(const float *x, ptrdiff_t H, ptrdiff_t W, const floa
     /* Each call spells its strides as constants so the row blocks specialize. */
     if (sw == 1 && sh == 1)
         mnn_dw3x3_all_rows(x, H, W, kv, vb, vlo, vhi, y, OH, OW, 1, 1, pt, pl, zeros);
+    else if (sw == 2 && sh == 2 && OW <= 7)
+        mnn_dw3x3_pairs_s2(x, H, W, kv, vb, vlo, vhi, y, OH, OW, pt, pl, zeros);
     else if (sw == 2 && sh == 2)
         mnn_dw3x3_all_rows(x, H, W, kv, vb, vlo, vhi, y, OH, OW, 2, 2, pt, pl, zeros);
     else if (sw == 1)
