@@ -20,8 +20,9 @@ RNG = np.random.default_rng(4)
 
 
 def _tol(dtype):
-    return dict(rtol=2e-4, atol=2e-4) if dtype == np.float32 else dict(rtol=1e-10,
-                                                                        atol=1e-10)
+    if dtype == np.float32:
+        return {"rtol": 2e-4, "atol": 2e-4}
+    return {"rtol": 1e-10, "atol": 1e-10}
 
 
 def _data(shape, dtype=np.float32, scale=1.0):
