@@ -396,6 +396,33 @@ static void mnn_sd_pack_w(ptrdiff_t M, ptrdiff_t K, const float *A, ptrdiff_t ld
     }
 }
 
+/* dst (hp x wp, contiguous) <- the H x W plane src (row stride sr) at row pt, column
+   pl, zeros around it (the caller checks hp >= pt + H and wp >= pl + W). */
+static void mnn_sd_pad_plane(const float *src, ptrdiff_t sr, ptrdiff_t H, ptrdiff_t W,
+                             float *dst, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t pt,
+                             ptrdiff_t pl) {
+    for (ptrdiff_t r = 0; r < hp; r++) {
+        float *d = dst + r * wp;
+        if (r < pt || r >= pt + H) {
+            for (ptrdiff_t q = 0; q < wp; q++) d[q] = 0.0f;
+            continue;
+        }
+        const float *s = src + (r - pt) * sr;
+        for (ptrdiff_t q = 0; q < pl; q++) d[q] = 0.0f;
+        for (ptrdiff_t q = 0; q < W; q++) d[pl + q] = s[q];
+        for (ptrdiff_t q = pl + W; q < wp; q++) d[q] = 0.0f;
+    }
+}
+
+/* koff[k] for the K = C*KH*KW rows (see above; xc, xr the padded plane and row sizes). */
+static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
+                        ptrdiff_t xr, ptrdiff_t dh, ptrdiff_t dw, ptrdiff_t *koff) {
+    ptrdiff_t k = 0;
+    for (ptrdiff_t c = 0; c < C; c++)
+        for (ptrdiff_t i = 0; i < KH; i++)
+            for (ptrdiff_t j = 0; j < KW; j++) koff[k++] = c * xc + i * dh * xr + j * dw;
+}
+
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #define MNN_SD_ENABLED 1
 /* Store 8 pixel vectors (16 channels each, bias and clamp applied) as rows of C:
@@ -477,33 +504,6 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
     if (rows > 16) mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np);
 }
 
-/* dst (hp x wp, contiguous) <- the H x W plane src (row stride sr) at row pt, column
-   pl, zeros around it (the caller checks hp >= pt + H and wp >= pl + W). */
-static void mnn_sd_pad_plane(const float *src, ptrdiff_t sr, ptrdiff_t H, ptrdiff_t W,
-                             float *dst, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t pt,
-                             ptrdiff_t pl) {
-    for (ptrdiff_t r = 0; r < hp; r++) {
-        float *d = dst + r * wp;
-        if (r < pt || r >= pt + H) {
-            for (ptrdiff_t q = 0; q < wp; q++) d[q] = 0.0f;
-            continue;
-        }
-        const float *s = src + (r - pt) * sr;
-        for (ptrdiff_t q = 0; q < pl; q++) d[q] = 0.0f;
-        for (ptrdiff_t q = 0; q < W; q++) d[pl + q] = s[q];
-        for (ptrdiff_t q = pl + W; q < wp; q++) d[q] = 0.0f;
-    }
-}
-
-/* koff[k] for the K = C*KH*KW rows (see above; xc, xr the padded plane and row sizes). */
-static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
-                        ptrdiff_t xr, ptrdiff_t dh, ptrdiff_t dw, ptrdiff_t *koff) {
-    ptrdiff_t k = 0;
-    for (ptrdiff_t c = 0; c < C; c++)
-        for (ptrdiff_t i = 0; i < KH; i++)
-            for (ptrdiff_t j = 0; j < KW; j++) koff[k++] = c * xc + i * dh * xr + j * dw;
-}
-
 /* Work units [u0, u1) of C (M rows, row stride ldc, P = OH*OW pixels): unit u is slab
    u / tiles times pixel tile u % tiles, tiles of npw (8 or 7) pixels, so threads given
    equal unit ranges get equal work whatever the shape. po is scratch of P offsets. */
@@ -530,10 +530,6 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
 #else
 #define MNN_SD_ENABLED 0
 /* Never called when MNN_SD_ENABLED is 0 (sgemm.pyx checks): keeps the module linkable. */
-static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
-                        ptrdiff_t xr, ptrdiff_t dh, ptrdiff_t dw, ptrdiff_t *koff) {
-    (void)C; (void)KH; (void)KW; (void)xc; (void)xr; (void)dh; (void)dw; (void)koff;
-}
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
                          ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
