@@ -104,6 +104,32 @@ def test_fused_activation_strided(act, threads, path):
                                rtol=3e-4, atol=3e-4)
 
 
+@pytest.mark.skipif(not sgemm.direct_available(), reason="direct kernel needs AVX-512")
+def test_direct_padded_batch_in_chunks(monkeypatch):
+    # A pad buffer bound below one image's padded size: one image per chunk, groups too.
+    calls = []
+    real = sgemm.conv_direct_images
+
+    def counted(*args):
+        calls.append(args[2].shape[0])
+        return real(*args)
+
+    monkeypatch.setattr(sgemm, "conv_direct_images", counted)
+    monkeypatch.setattr(nn_conv, "_DIRECT_PAD_ELEMENTS", 100)
+    x, w, b = _data(5, 8, 11, 9), _data(6, 4, 3, 3), _data(6)
+    got = F.conv2d(F.const(x), F.const(w), F.const(b), (1, 2), (1, 1), group=2).read()
+    want = _torch(x, w, b, (2, 1), (1, 1, 1, 1), (1, 1), 2, None)
+    np.testing.assert_allclose(got, want, rtol=3e-4, atol=3e-4)
+    assert calls == [1] * 10  # 5 chunks of one image, 2 groups each
+    calls.clear()
+    # padded group input: 4 channels of 13 x 11 per image; two images per chunk
+    monkeypatch.setattr(nn_conv, "_DIRECT_PAD_ELEMENTS", 2 * 4 * 13 * 11)
+    got = F.conv2d(F.const(x), F.const(w.copy()), F.const(b), (1, 2), (1, 1), group=2,
+                   activation="relu").read()
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=3e-4, atol=3e-4)
+    assert calls == [2, 2, 2, 2, 1, 1]
+
+
 def test_kernel_on_group_slice_of_input():
     # A group's channel slice of x (rows contiguous, channel stride of the whole input),
     # with a clamp that is neither relu nor relu6.

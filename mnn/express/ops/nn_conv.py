@@ -146,12 +146,17 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
                dilations[1])
         # The zero-bordered copy of the input (when the windows reach outside it) goes to
         # a reused buffer: a fresh one costs page faults (up to 10% of a 3x3 s2 conv).
-        size = _sgemm_k.direct_pad_elements((n, cg, h, wd), *geo)
-        pad = nc.scratch("conv_direct_pad", (size,), np.float32) if size else None
-        for g in range(group):
-            _sgemm_k.conv_direct_images(packed[g], og, x[:, g * cg:(g + 1) * cg],
-                                        y3[:, g * og:(g + 1) * og], bias[g * og:(g + 1) * og],
-                                        *geo, lo, hi, nt, pad)
+        # Large batches run in chunks of images so that buffer stays bounded.
+        per_image = _sgemm_k.direct_pad_elements((1, cg, h, wd), *geo)
+        step = max(1, min(n, _DIRECT_PAD_ELEMENTS // per_image)) if per_image else n
+        for i0 in range(0, n, step):
+            i1 = min(n, i0 + step)
+            pad = (nc.scratch("conv_direct_pad", ((i1 - i0) * per_image,), np.float32)
+                   if per_image else None)
+            for g in range(group):
+                _sgemm_k.conv_direct_images(packed[g], og, x[i0:i1, g * cg:(g + 1) * cg],
+                                            y3[i0:i1, g * og:(g + 1) * og],
+                                            bias[g * og:(g + 1) * og], *geo, lo, hi, nt, pad)
         return y
     packed = _packed_weight(w, group) if _use_sgemm(x.dtype, rows, oh * ow) else None
     if packed is not None and not pointwise:
@@ -221,6 +226,8 @@ def _use_sgemm(dtype, k, cols):
 # a shallow K over many pixels its per-tile store costs more than packing B saves (1x1
 # 16 -> 96 at 112x112: 1.5x, 96 -> 24 at 56x56: 1.1x, 32 -> 192 at 28x28: 1.1x).
 _DIRECT_MIN_K = 27
+# Bound of the direct kernel's padded-input buffer (8 MB of float32) per chunk of images.
+_DIRECT_PAD_ELEMENTS = 1 << 21
 _DIRECT_MIN_K_POINTWISE = 128
 _DIRECT_MIN_K_FEW_PIXELS = 64
 _DIRECT_FEW_PIXELS = 256
