@@ -74,10 +74,25 @@ def pack_weight(u):
     return np.ascontiguousarray(packed)
 
 
+# plan() per argument tuple: a model asks for the same few shapes on every run.
+_PLANS = {}
+
+
 def plan(Py_ssize_t n, Py_ssize_t c, Py_ssize_t o, Py_ssize_t oh, Py_ssize_t ow, int m,
          int nthreads):
     """``(block_tiles, scratch_floats)``: tiles per block (a multiple of MR) and the
     float32 scratch :func:`conv` needs for these sizes and threads."""
+    key = (n, c, o, oh, ow, m, nthreads, _BLOCK_BYTES)
+    hit = _PLANS.get(key)
+    if hit is None:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        hit = _PLANS[key] = _plan(n, c, o, oh, ow, m, nthreads)
+    return hit
+
+
+def _plan(Py_ssize_t n, Py_ssize_t c, Py_ssize_t o, Py_ssize_t oh, Py_ssize_t ow, int m,
+          int nthreads):
     th, tw = tiles(oh, ow, m)
     cdef Py_ssize_t p = (m + 2) * (m + 2), t = th * tw, op = padded_channels(o)
     cdef Py_ssize_t mr = MNN_SG_MR
