@@ -47,7 +47,8 @@ cdef extern from "sgemm_kernel.h":
     void mnn_sd_block(Py_ssize_t M, Py_ssize_t K, const float* pw, const float* x,
                       const Py_ssize_t* koff, Py_ssize_t P, Py_ssize_t OW, Py_ssize_t rstep,
                       Py_ssize_t sw, float* C, Py_ssize_t ldc, Py_ssize_t u0, Py_ssize_t u1,
-                      int npw, Py_ssize_t* po, const float* bias, float lo, float hi) nogil
+                      int npw, int tile_major, Py_ssize_t* po, const float* bias, float lo,
+                      float hi) nogil
 
 
 def info():
@@ -271,6 +272,10 @@ def conv_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
                                       0, P, &pb[tid, 0], &bias[0], flo, fhi)
 
 
+# Packed weights up to this size are walked tile-major by conv_direct_images.
+_TILE_MAJOR_BYTES = 512 << 10
+
+
 def direct_available():
     """Whether :func:`conv_direct_images` is compiled in (it needs AVX-512 F/DQ/VL)."""
     return bool(mnn_sd_enabled)
@@ -380,6 +385,9 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     # in a last partial tile: 7x7 .. 112x112 images).
     cdef int npw = 7 if P % 8 and P % 7 == 0 else mnn_sd_n
     cdef Py_ssize_t units = (P + npw - 1) // npw * slabs
+    # Tile-major order when all the packed weights fit in half of L2 (1 MB here): the
+    # input is then read once instead of once per slab.
+    cdef int tile_major = slabs > 1 and packed.shape[0] * sizeof(float) <= _TILE_MAJOR_BYTES
     # Jobs: each image's (slab, pixel tile) units split evenly over the threads, or whole
     # images per job when there are several per thread.
     cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
@@ -400,5 +408,5 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
             hi_i = lo_i + chunk if lo_i + chunk < units else units
             if lo_i < hi_i:
                 mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], P, ow,
-                             sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw,
+                             sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw, tile_major,
                              &ov[K + tid * P], &bias[0], flo, fhi)

@@ -143,8 +143,11 @@ def test_kernel_on_group_slice_of_input():
 
 @pytest.mark.skipif(not sgemm.direct_available(), reason="direct kernel needs AVX-512")
 @pytest.mark.parametrize("threads", [1, 2])
-def test_direct_kernel_on_group_slice_of_batch(threads):
-    # Images of a channel slice are not contiguous with each other; odd clamp.
+@pytest.mark.parametrize("tile_major_bytes", [0, 1 << 40])
+def test_direct_kernel_on_group_slice_of_batch(threads, tile_major_bytes, monkeypatch):
+    # Images of a channel slice are not contiguous with each other; odd clamp; 37 output
+    # channels are two slabs, walked slab-major (bound 0) and tile-major.
+    monkeypatch.setattr(sgemm, "_TILE_MAJOR_BYTES", tile_major_bytes)
     x, w, b = _data(3, 6, 9, 8), _data(37, 3, 3, 3), _data(37)
     y = np.zeros((3, 37, 5 * 4), np.float32)
     sgemm.conv_direct_images(sgemm.pack_weight_direct(w.reshape(37, -1)), 37, x[:, 3:], y,

@@ -504,17 +504,22 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
     if (rows > 16) mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np);
 }
 
-/* Work units [u0, u1) of C (M rows, row stride ldc, P = OH*OW pixels): unit u is slab
-   u / tiles times pixel tile u % tiles, tiles of npw (8 or 7) pixels, so threads given
-   equal unit ranges get equal work whatever the shape. po is scratch of P offsets. */
+/* Work units [u0, u1) of C (M rows, row stride ldc, P = OH*OW pixels), tiles of npw (8
+   or 7) pixels: unit u is slab u / tiles times pixel tile u % tiles (slab-major: one
+   slab's weights stay in cache while the input streams past), or with tile_major tile
+   u / slabs times slab u % slabs (each input value read while in L1 for every slab:
+   when all the weights fit in L2). Threads given equal unit ranges get equal work. po
+   is scratch of P offsets. */
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
                          ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
-                         int npw, ptrdiff_t *po, const float *bias, float lo, float hi) {
-    ptrdiff_t tiles = (P + npw - 1) / npw;
+                         int npw, int tile_major, ptrdiff_t *po, const float *bias, float lo,
+                         float hi) {
+    ptrdiff_t tiles = (P + npw - 1) / npw, slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
     for (ptrdiff_t n = 0; n < P; n++) po[n] = n / OW * rstep + n % OW * sw;
     for (ptrdiff_t u = u0; u < u1; u++) {
-        ptrdiff_t s = u / tiles, n = u % tiles * npw;
+        ptrdiff_t s = tile_major ? u % slabs : u / tiles;
+        ptrdiff_t n = (tile_major ? u / slabs : u % tiles) * npw;
         ptrdiff_t rows = M - s * MNN_SD_M;
         if (rows > MNN_SD_M) rows = MNN_SD_M;
         const float *w = pw + s * K * MNN_SD_M;
@@ -533,10 +538,11 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
                          ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
-                         int npw, ptrdiff_t *po, const float *bias, float lo, float hi) {
+                         int npw, int tile_major, ptrdiff_t *po, const float *bias, float lo,
+                         float hi) {
     (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)P; (void)OW; (void)rstep;
-    (void)sw; (void)C; (void)ldc; (void)u0; (void)u1; (void)npw; (void)po; (void)bias;
-    (void)lo; (void)hi;
+    (void)sw; (void)C; (void)ldc; (void)u0; (void)u1; (void)npw; (void)tile_major;
+    (void)po; (void)bias; (void)lo; (void)hi;
 }
 #endif
 static const int mnn_sd_enabled = MNN_SD_ENABLED;
