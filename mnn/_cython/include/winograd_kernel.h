@@ -55,7 +55,7 @@ static inline void mnn_wg_bt(int m, float *p, ptrdiff_t s) {
 }
 
 /* o <- A^T p along one axis for MNN_WG_OL lanes: a values at stride s -> m at stride os. */
-static inline void mnn_wg_at(int m, const float *p, ptrdiff_t s, float *o, ptrdiff_t os) {
+static inline __attribute__((always_inline)) void mnn_wg_at(int m, const float *p, ptrdiff_t s, float *o, ptrdiff_t os) {
     if (m == 4) {
         for (int l = 0; l < MNN_WG_OL; l++) {
             float m0 = p[l], m1 = p[s + l], m2 = p[2 * s + l];
@@ -338,10 +338,10 @@ static void mnn_wg_gemm(int P, ptrdiff_t C, ptrdiff_t S, ptrdiff_t groups, const
 
 /* y (O x OH x OW, one image) tiles [t0, t0 + nt), channels [o0, min(o1, O)) <- A^T M A
    + bias, clamped to [lo, hi]. o0 is a multiple of MNN_WG_OL; M has rows >= nt. */
-static void mnn_wg_output(int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm,
-                          ptrdiff_t t0, ptrdiff_t nt, ptrdiff_t tw_count, float *y,
-                          ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW, const float *bias,
-                          float lo, float hi, ptrdiff_t o0, ptrdiff_t o1) {
+static inline __attribute__((always_inline)) void mnn_wg_output_m(
+        const int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm, ptrdiff_t t0, ptrdiff_t nt,
+        ptrdiff_t tw_count, float *y, ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW,
+        const float *bias, float lo, float hi, ptrdiff_t o0, ptrdiff_t o1) {
     const int a = m + 2, P = a * a;
     float s[36 * MNN_WG_OL], h[24 * MNN_WG_OL], r[16 * MNN_WG_OL], b[MNN_WG_OL];
     if (o1 > O) o1 = O;
@@ -376,6 +376,17 @@ static void mnn_wg_output(int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm,
             }
         }
     }
+}
+
+static void mnn_wg_output(int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm,
+                          ptrdiff_t t0, ptrdiff_t nt, ptrdiff_t tw_count, float *y,
+                          ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW, const float *bias,
+                          float lo, float hi, ptrdiff_t o0, ptrdiff_t o1) {
+    /* m as a constant: the transform loops unroll. */
+    if (m == 4)
+        mnn_wg_output_m(4, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1);
+    else
+        mnn_wg_output_m(2, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1);
 }
 
 /* The input transform by the fastest path compiled in (pad: mnn_wg_pad_size floats). */
