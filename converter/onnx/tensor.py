@@ -199,6 +199,10 @@ def _split(ctx, x, sizes, axis, num_outputs):
     if shape[axis] < 0 and sizes is None:
         return _split_dynamic_axis(x, axis, n)
     if shape[axis] < 0:
+        if any(s < 0 for s in sizes):
+            raise ctx.error(f"split sizes {sizes} must not be negative")
+        return _split_sizes_dynamic_axis(x, axis, sizes)
+    if shape[axis] < 0:
         shape = _shape(ctx, x)
     dim = shape[axis]
     if sizes is None:
@@ -233,6 +237,28 @@ def _split_dynamic_axis(x, axis, n):
         start = F.multiply(step, _i64([i]))
         end = F.multiply(step, _i64([i + 1])) if i < n - 1 else _i64([np.iinfo(np.int64).max])
         outs.append(F.onnx_slice(x, start, end, axes))
+    return outs
+
+
+def _split_sizes_dynamic_axis(x, axis, sizes):
+    """Constant ``sizes`` along a dynamic axis: slices with constant bounds, the last one
+    to the end. The axis must hold ``sum(sizes)`` when the graph runs (onnxruntime
+    refuses other sizes): x is first reshaped to its run-time shape with that axis pinned
+    to the sum, so another size fails that Reshape (in our runtime and the real wheel)
+    rather than giving parts of the wrong size."""
+    big = np.iinfo(np.int64).max
+    total = int(sum(sizes))
+    if total > 0:
+        # (A zero in an ONNX Reshape shape copies the input's dim: nothing to pin then.)
+        dims = F.cast(F.shape(x), np.int64)
+        pinned = F.concat([F.onnx_slice(dims, _i64([0]), _i64([axis])), _i64([total]),
+                           F.onnx_slice(dims, _i64([axis + 1]), _i64([big]))], 0)
+        x = F.onnx_reshape(x, pinned)
+    outs, start = [], 0
+    for i, size in enumerate(sizes):
+        end = big if i == len(sizes) - 1 else start + size
+        outs.append(F.onnx_slice(x, _i64([start]), _i64([end]), _i64([axis])))
+        start += size
     return outs
 
 

@@ -204,6 +204,14 @@ CASES = {
     "split_num_outputs_dynamic_axis": ("Split", dict(axis=3, num_outputs=3), [], _NCHW,
                                        [(1, C, 3, 7), (2, C, 5, 9)],
                                        dict(outputs=["y", "z", "u"])),
+    # Constant sizes on a dynamic axis: constant slice bounds (the axis holds their sum
+    # at run time; the other dims change).
+    "split_sizes_dynamic_axis": ("Split", dict(axis=2), [np.array([2, 1, 2], np.int64)],
+                                 _NCHW, [(1, C, 5, 7), (3, C, 5, 2)],
+                                 dict(outputs=["y", "z", "u"])),
+    "split_sizes_attr_dynamic_axis": ("Split", dict(axis=-1, split=[1, 3]), [],
+                                      ["N", "L"], [(2, 4), (5, 4)],
+                                      dict(outputs=["y", "z"], opset=11)),
     "hardmax_dynamic_axis": ("Hardmax", dict(axis=2), [], _NCHW, _SIZES_4D),
     "hardmax_opset11_dynamic_axis": ("Hardmax", dict(axis=1), [], ["N", C, "L"],
                                      [(1, C, 9), (3, C, 14)], dict(opset=11)),
@@ -514,3 +522,29 @@ def test_average_pool_same_lower_stride_over_kernel(shape, tmp_path):
     wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
     theirs = wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW))
     np.testing.assert_allclose(np.array(theirs.read()), want, rtol=1e-5, atol=1e-6)
+
+
+def test_split_sizes_on_dynamic_axis_refuse_another_size(tmp_path):
+    """Split's constant sizes on a dynamic axis: an axis that does not hold their sum at
+    run time fails (onnxruntime refuses it too) instead of giving parts of the wrong
+    size, in memory, through our file and in the real wheel."""
+    from mnn.express.errors import OpError
+
+    MNN = pytest.importorskip("MNN")
+    model = _model("split_sizes_dynamic_axis")
+    x = np.zeros((1, C, 6, 3), np.float32)
+    with pytest.raises(Exception):
+        run_ort(model, {"x": x})
+    with pytest.raises(OpError, match=r"cannot reshape 72 elements into \[1, 4, 5, 3\]"):
+        load_onnx(model).run({"x": x})
+    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
+    with open(src, "wb") as fh:
+        fh.write(model.SerializeToString())
+    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                       "--bizCode", "test"]) == 0
+    outputs = ["y", "z", "u"]
+    with pytest.raises(OpError, match="cannot reshape 72 elements"):
+        mnn_nn.load_module_from_file(dst, ["x"], outputs).forward([F.const(x)])
+    wheel = MNN.nn.load_module_from_file(dst, ["x"], outputs)
+    # The wheel reports the failed Reshape and returns no outputs.
+    assert wheel.forward([MNN.expr.const(x, list(x.shape), MNN.expr.NCHW)]) == []
