@@ -123,33 +123,6 @@ def gemm_split(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c,
                          &b[0, j0], ldb, <real_t>beta, &c[0, j0], ldc)
 
 
-def gemm_batched(const real_t[:, :, ::1] a, const real_t[:, :, ::1] b, real_t[:, :, ::1] c,
-                 int nthreads=1):
-    """``c[i] = a[i] @ b[i]`` for every ``i``, the products spread over ``nthreads``
-    OpenMP threads (one parallel region), each a single-threaded BLAS call."""
-    cdef Py_ssize_t batch = a.shape[0]
-    cdef int m = a.shape[1], k = a.shape[2], n = b.shape[2]
-    if (b.shape[0] != batch or c.shape[0] != batch or b.shape[1] != k or c.shape[1] != m
-            or c.shape[2] != n or nthreads < 1):
-        raise ValueError(f"gemm_batched: shapes ({batch}, {m}, {k}) x ({b.shape[0]}, "
-                         f"{b.shape[1]}, {n}) -> ({c.shape[0]}, {c.shape[1]}, {c.shape[2]}) "
-                         "do not match")
-    if batch == 0 or m == 0 or n == 0:
-        return
-    cdef Py_ssize_t i, p, q
-    if k == 0:
-        for i in range(batch):
-            for p in range(m):
-                for q in range(n):
-                    c[i, p, q] = 0
-        return
-    cdef int lda = max(k, 1), ldb = max(n, 1), ldc = max(n, 1)
-    with nogil:
-        for i in prange(batch, num_threads=nthreads, schedule="dynamic"):
-            _gemm_rm(False, False, m, n, k, <real_t>1.0, &a[i, 0, 0], lda, &b[i, 0, 0], ldb,
-                     <real_t>0.0, &c[i, 0, 0], ldc)
-
-
 def gemm_indexed(const real_t[:, :, ::1] a, const real_t[:, :, ::1] b, real_t[:, :, ::1] c,
                  const long[::1] ia, const long[::1] ib, bint trans_a=False,
                  bint trans_b=False, int nthreads=1):
