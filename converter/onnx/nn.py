@@ -623,9 +623,10 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
             len(partial) in (3, 4) and any(d < 0 for d in partial):
         return _max_pool_same_with_indices(ctx, X, auto_pad, dilations, kernel_shape,
                                            strides, int(storage_order))
-    if _pool3d_dynamic_case(ctx, X, ceil_mode) and \
+    if _pool3d_dynamic_case(ctx, X) and \
             not (len(ctx.node.output) > 1 and ctx.node.output[1]):
-        return _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides)
+        return _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides,
+                                   ceil_mode)
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
                          fill=float("-inf"))
     dtype = X.dtype
@@ -662,15 +663,24 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
     ceil_mode = _ceil_mode(ceil_mode, auto_pad)
     partial = ctx.partial_shape(X)
-    if _pool3d_dynamic_case(ctx, X, ceil_mode) and partial[1] >= 0:
-        x, g = _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, 0.0)
+    if _pool3d_dynamic_case(ctx, X) and partial[1] >= 0:
+        x, g = _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, 0.0,
+                             ceil_mode)
         sums = _window_sums3d(x, g, partial[1])
-        if count_include_pad:
-            return F.divide(sums, same_dtype_const(float(np.prod(g["kernel"])), X))
-        # Only the input's own taps counted: the same sums over a mask of ones.
-        mask, _ = _pool3d_input(ctx, F.ones_like(X), auto_pad, dilations, kernel_shape,
-                                pads, strides, 0.0)
-        return F.divide(sums, _window_sums3d(mask, g, partial[1]))
+        if count_include_pad and not g["ceil"]:
+            y = F.divide(sums, same_dtype_const(float(np.prod(g["kernel"])), X))
+        else:
+            # The taps counted: the same sums over a mask of ones (the pads holding ones
+            # when padding counts; ceil mode's extension never counts).
+            mask, _ = _pool3d_input(ctx, F.ones_like(X), auto_pad, dilations, kernel_shape,
+                                    pads, strides, 0.0, ceil_mode,
+                                    pad_fill=1.0 if count_include_pad else None)
+            counts = _window_sums3d(mask, g, partial[1])
+            if g["ceil"]:
+                # A window wholly in the extension (cut below) counts no taps: not 0 / 0.
+                counts = F.maximum(counts, same_dtype_const(1.0, X))
+            y = F.divide(sums, counts)
+        return _ceil_cut(y, X, g, (2, 3, 4)) if g["ceil"] else y
     if count_include_pad and not ceil_mode and partial is not None and \
             len(partial) in (3, 4) and any(d < 0 for d in partial) and partial[1] >= 0:
         # Padding counted on dynamic dims: the window sums over the whole kernel (a
@@ -709,11 +719,12 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
     if not float(p) > 0:
         raise ctx.error(f"p must be positive, got {p}")
     partial = ctx.partial_shape(X)
-    if _pool3d_dynamic_case(ctx, X, ceil_mode) and partial[1] >= 0:
+    if _pool3d_dynamic_case(ctx, X) and partial[1] >= 0:
         powered = F.pow(F.abs(X), same_dtype_const(float(p), X))
         x, g = _pool3d_input(ctx, powered, auto_pad, dilations, kernel_shape, pads, strides,
-                             0.0)
+                             0.0, ceil_mode)
         sums = _window_sums3d(x, g, partial[1])
+        sums = _ceil_cut(sums, X, g, (2, 3, 4)) if g["ceil"] else sums
         return F.pow(sums, same_dtype_const(1.0 / float(p), X))
     if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial) and \
             partial[1] >= 0:
@@ -761,7 +772,7 @@ def _ceil_cut(y, X, g, axes):
         k, s, d = g["kernel"][i], g["strides"][i], g["dilations"][i]
         if s == 1:
             continue  # ceil and floor agree
-        begin, end = g["pads"][i], g["pads"][2 + i]
+        begin, end = g["pads"][i], g["pads"][len(axes) + i]
         size = F.onnx_slice(dims, _i64([2 + i]), _i64([3 + i]))
         reach = (k - 1) * d + 1
         out = F.add(F.floordiv(F.add(size, _i64([begin + end - reach + s - 1])), _i64([s])),
@@ -788,18 +799,23 @@ def _ceil_mode(ceil_mode, auto_pad):
     return 0 if auto_pad in ("SAME_UPPER", "SAME_LOWER") else int(ceil_mode)
 
 
-def _pool3d_dynamic_case(ctx, X, ceil_mode):
-    """Whether X is 5-d with dynamic dims and the pooling has no ceil mode: then the
-    pooling is written from 2-d ops and slices (MNN's Pooling3D has symmetric pads only,
-    and the real wheel's differs from ONNX on some sizes)."""
+def _pool3d_dynamic_case(ctx, X):
+    """Whether X is 5-d with dynamic dims: then the pooling is written from 2-d ops and
+    slices (MNN's Pooling3D has symmetric pads only, and the real wheel's differs from
+    ONNX on some sizes)."""
     partial = ctx.partial_shape(X)
-    return partial is not None and len(partial) == 5 and any(d < 0 for d in partial) and \
-        not ceil_mode
+    return partial is not None and len(partial) == 5 and any(d < 0 for d in partial)
 
 
-def _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, fill):
+def _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, fill,
+                  ceil_mode=0, pad_fill=None):
     """``(x, geometry)``: the 3-d pooling input padded with ``fill`` (explicit pads, or
-    SAME from the run-time sizes), ready for VALID windows."""
+    SAME from the run-time sizes), ready for VALID windows.
+
+    In ceil mode (explicit pads) the end pads grow by ``stride - 1`` (:func:`_ceil_extended`),
+    and the windows are cut afterwards with :func:`_ceil_cut` (``geometry["ceil"]``).
+    ``pad_fill``, when given, is what the explicit pads hold (``fill`` then fills only the
+    ceil mode extension): a mask counting padding but not the extension."""
     if kernel_shape is None:
         raise ctx.error("attribute 'kernel_shape' is required")
     kernel = _spatial(ctx, kernel_shape, 3, 1, "kernel_shape")
@@ -809,14 +825,26 @@ def _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, fill
         x = _same_inputs(X, 3, kernel, strides, dil, auto_pad, fill)
     else:
         p = _resolve_pads(ctx, [0] * 3, kernel, strides, dil, pads, auto_pad)
-        x = X
-        if any(p):
-            from mnn.express.enums import PadValue_Mode
-            from mnn.express.graph import apply
+        grow = [s - 1 for s in strides] if ceil_mode else [0] * 3
+        if pad_fill is not None:
+            x = _const_pad(X, p[:3], p[3:], pad_fill)
+            x = _const_pad(x, [0] * 3, grow, fill)
+        else:
+            x = _const_pad(X, p[:3], [e + g for e, g in zip(p[3:], grow)], fill)
+        return x, dict(kernel=kernel, strides=strides, dilations=dil, pads=p,
+                       ceil=bool(ceil_mode))
+    return x, dict(kernel=kernel, strides=strides, dilations=dil, ceil=False)
 
-            x = apply("pad", [X], pads=((0, 0), (0, 0)) + tuple(zip(p[:3], p[3:])),
-                      mode=PadValue_Mode.CONSTANT, value=float(fill))[0]
-    return x, dict(kernel=kernel, strides=strides, dilations=dil)
+
+def _const_pad(x, begins, ends, fill):
+    """The (N, C, ...) ``x`` padded with ``fill`` on its spatial axes."""
+    if not any(begins) and not any(ends):
+        return x
+    from mnn.express.enums import PadValue_Mode
+    from mnn.express.graph import apply
+
+    return apply("pad", [x], pads=((0, 0), (0, 0)) + tuple(zip(begins, ends)),
+                 mode=PadValue_Mode.CONSTANT, value=float(fill))[0]
 
 
 def _window_sums3d(x, g, channels):
@@ -826,13 +854,14 @@ def _window_sums3d(x, g, channels):
     return _valid_conv3d(x, ones, None, g["kernel"], g["strides"], g["dilations"], channels)
 
 
-def _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides):
+def _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides,
+                        ceil_mode):
     """3-d max pooling on dynamic dims: for each kernel depth tap, a 2-d max pooling of
     the depth slices it meets (moved into the batch), the maximum over the taps."""
     dtype = X.dtype
     x = X if dtype.kind == "f" else F.cast(X, np.float64)
     x, g = _pool3d_input(ctx, x, auto_pad, dilations, kernel_shape, pads, strides,
-                         float("-inf"))
+                         float("-inf"), ceil_mode)
     k, s, d = g["kernel"], g["strides"], g["dilations"]
     plane = dict(kernel=k[1:], strides=s[1:], dilations=d[1:], pads=[0, 0, 0, 0],
                  mode=Padding_Mode.VALID)
@@ -855,6 +884,7 @@ def _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides
     y = F.onnx_reshape(best, F.concat([batch, _i64([-1]),
                                        F.onnx_slice(dims, _i64([1]), _i64([4]))], 0))
     y = F.transpose(y, [0, 2, 1, 3, 4])
+    y = _ceil_cut(y, X, g, (2, 3, 4)) if g["ceil"] else y
     return y if dtype.kind == "f" else F.cast(y, dtype)
 
 

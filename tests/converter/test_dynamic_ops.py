@@ -291,6 +291,21 @@ CASES = {
                                                   strides=[2, 1, 2]), [], _NCDHW, _SIZES_5D),
     "lp_pool3d": ("LpPool", dict(pads=[1, 1, 0, 1, 1, 0], kernel_shape=[3, 3, 2],
                                  strides=[2, 1, 2]), [], _NCDHW, _SIZES_5D),
+    # 3-d ceil mode (explicit pads): end pads grown by stride - 1, the windows cut to
+    # ceil mode's count at run time (the third size drops a window starting in the pad).
+    "max_pool3d_ceil": ("MaxPool", dict(pads=[1, 0, 0, 0, 1, 1], kernel_shape=[2, 3, 2],
+                                        strides=[2, 2, 3], ceil_mode=1), [], _NCDHW,
+                        _SIZES_5D + [(1, C, 4, 3, 7)]),
+    "avg_pool3d_ceil": ("AveragePool", dict(pads=[0, 1, 1, 1, 0, 1], kernel_shape=[3, 2, 2],
+                                            strides=[2, 3, 2], ceil_mode=1), [], _NCDHW,
+                        _SIZES_5D + [(1, C, 4, 3, 7)]),
+    "avg_pool3d_ceil_count_pad": ("AveragePool", dict(pads=[1, 0, 1, 1, 1, 0],
+                                                      kernel_shape=[3, 2, 3], strides=[2, 3, 2],
+                                                      ceil_mode=1, count_include_pad=1), [],
+                                  _NCDHW, _SIZES_5D + [(1, C, 4, 3, 7)]),
+    "lp_pool3d_ceil": ("LpPool", dict(pads=[1, 1, 0, 0, 1, 1], kernel_shape=[2, 2, 3],
+                                      strides=[3, 2, 2], ceil_mode=1, p=3), [], _NCDHW,
+                       _SIZES_5D + [(1, C, 4, 3, 7)]),
     "avg_pool_same_upper": ("AveragePool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3],
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
