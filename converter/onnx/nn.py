@@ -8,6 +8,8 @@ time, 1-d/2-d SAME_UPPER becomes the ops' ``SAME`` padding mode (the same rule, 
 from the actual size when the op runs) and SAME_LOWER the same on flipped spatial axes
 (see :func:`_same_at_run_time`).
 """
+import itertools
+
 import numpy as np
 
 import mnn.express as F
@@ -523,8 +525,8 @@ def _i64(values):
 
 
 def _pool_taps(X, g):
-    """The windows of a 2-d max pooling with explicit pads (no ceil mode) as one axis:
-    ``(N, C, taps, OH, OW)``, from ops that take run-time sizes. The input is padded
+    """The windows of a 2-d or 3-d max pooling with explicit pads (no ceil mode) as one
+    axis: ``(N, C, taps, O...)``, from ops that take run-time sizes. The input is padded
     with -inf and each kernel tap is a strided slice with constant bounds (tap ``t``
     starts at ``t * dilation`` and ends ``(k - 1 - t) * dilation`` before the end), so
     the taps are in the window's row-major order. Serves where MNN's Pooling does not:
@@ -533,59 +535,69 @@ def _pool_taps(X, g):
     from mnn.express.graph import apply
 
     k, s, d = g["kernel"], g["strides"], g["dilations"]
-    top, left, bottom, right = g["pads"]
-    padded = apply("pad", [X], pads=((0, 0), (0, 0), (top, bottom), (left, right)),
+    m = len(k)
+    pads = g["pads"]
+    padded = apply("pad", [X], pads=((0, 0), (0, 0)) + tuple(zip(pads[:m], pads[m:])),
                    mode=PadValue_Mode.CONSTANT, value=float("-inf"))[0]
     big = np.iinfo(np.int64).max
     taps = []
-    for ty in range(k[0]):
-        for tx in range(k[1]):
-            ends = [-(k[0] - 1 - ty) * d[0] or big, -(k[1] - 1 - tx) * d[1] or big]
-            tap = F.onnx_slice(padded, _i64([ty * d[0], tx * d[1]]), _i64(ends), _i64([2, 3]),
-                               _i64([s[0], s[1]]))
-            taps.append(F.unsqueeze(tap, [2]))
+    for tap in itertools.product(*[range(v) for v in k]):
+        starts = [t * d[i] for i, t in enumerate(tap)]
+        ends = [-(k[i] - 1 - t) * d[i] or big for i, t in enumerate(tap)]
+        piece = F.onnx_slice(padded, _i64(starts), _i64(ends), _i64(list(range(2, 2 + m))),
+                             _i64(list(s)))
+        taps.append(F.unsqueeze(piece, [2]))
     return F.concat(taps, 2)
 
 
 def _indices_from_taps(ctx, X, stacked, n, g, storage_order):
     """MaxPool's ``Indices`` from :func:`_pool_taps`' windows: the first tap holding the
     maximum (argmax, row-major like the window), its input position worked out from the
-    output position and the tap, plus the plane's offset in the whole tensor."""
+    output position and the tap, plus the plane's offset in the whole tensor. The
+    position in the plane is row-major (``storage_order`` 0) or column-major (1: the
+    first spatial axis varies fastest)."""
     if storage_order not in (0, 1):
         raise ctx.error(f"storage_order must be 0 or 1, got {storage_order}")
     k, s, d = g["kernel"], g["strides"], g["dilations"]
+    m = len(k)
     # Where the windows start: the leading pads (run-time Vars for SAME on dynamic dims).
-    top, left = g.get("origin") or [_i64(p) for p in g["pads"][:2]]
-    tap = F.cast(F.argmax(stacked, 2), np.int64)  # (N, C, OH, OW)
-    ty = F.floordiv(tap, _i64(k[1]))
-    tx = F.floormod(tap, _i64(k[1]))
+    origin = g.get("origin") or [_i64(p) for p in g["pads"][:m]]
+    rest = F.cast(F.argmax(stacked, 2), np.int64)  # (N, C, O...)
+    taps = [None] * m
+    for i in reversed(range(m)):
+        taps[i] = F.floormod(rest, _i64(k[i]))
+        rest = F.floordiv(rest, _i64(k[i]))
     out_dims = F.cast(F.shape(stacked), np.int64)
     in_dims = F.cast(F.shape(X), np.int64)
 
     def dim(dims, i):
         return F.reshape(F.gather(dims, F.const(np.array(i, np.int32)), 0), [])
 
-    def arange(size, shape):
+    def arange(size, axis, rank):
+        shape = [1] * rank
+        shape[axis] = -1
         return F.reshape(F.range(_i64(0), size, _i64(1)), shape)
 
-    oy, ox = arange(dim(out_dims, 3), [-1, 1]), arange(dim(out_dims, 4), [1, -1])
-    iy = F.add(F.multiply(oy, _i64(s[0])), F.subtract(F.multiply(ty, _i64(d[0])), top))
-    ix = F.add(F.multiply(ox, _i64(s[1])), F.subtract(F.multiply(tx, _i64(d[1])), left))
-    h, w = dim(in_dims, 2), dim(in_dims, 3)
-    if storage_order == 1 and n == 2:
-        plane_pos = F.add(F.multiply(ix, h), iy)
-    else:
-        plane_pos = F.add(F.multiply(iy, w), ix)
+    sizes = [dim(in_dims, 2 + i) for i in range(m)]
+    pos = [F.add(F.multiply(arange(dim(out_dims, 3 + i), i, m), _i64(s[i])),
+                 F.subtract(F.multiply(taps[i], _i64(d[i])), origin[i])) for i in range(m)]
+    order = list(reversed(range(m))) if storage_order == 1 else list(range(m))
+    plane_pos = pos[order[0]]
+    for i in order[1:]:
+        plane_pos = F.add(F.multiply(plane_pos, sizes[i]), pos[i])
     # Plane number n * C + c, times the plane size.
-    plane = F.add(F.multiply(arange(dim(in_dims, 0), [-1, 1, 1, 1]), dim(in_dims, 1)),
-                  arange(dim(in_dims, 1), [1, -1, 1, 1]))
-    idx = F.add(plane_pos, F.multiply(plane, F.multiply(h, w)))
+    plane = F.add(F.multiply(arange(dim(in_dims, 0), 0, 2 + m), dim(in_dims, 1)),
+                  arange(dim(in_dims, 1), 1, 2 + m))
+    area = sizes[0]
+    for size in sizes[1:]:
+        area = F.multiply(area, size)
+    idx = F.add(plane_pos, F.multiply(plane, area))
     return F.squeeze(idx, [2]) if n == 1 else idx
 
 
 def _max_pool_same_with_indices(ctx, X, auto_pad, dilations, kernel_shape, strides,
                                 storage_order):
-    """MaxPool with ``Indices`` and SAME padding on dynamic dims (1-d, 2-d): the input
+    """MaxPool with ``Indices`` and SAME padding on dynamic dims (1-d, 2-d, 3-d): the input
     padded with -inf and cut to the SAME windows (:func:`_same_input`), the windows as
     slices (:func:`_pool_taps`), the indices counted from the run-time leading pads."""
     n = len(ctx.partial_shape(X)) - 2
@@ -601,11 +613,12 @@ def _max_pool_same_with_indices(ctx, X, auto_pad, dilations, kernel_shape, strid
         kernel, strides, dil = _lift_1d(kernel, 1), _lift_1d(strides, 1), _lift_1d(dil, 1)
     lower = auto_pad == "SAME_LOWER"
     reach = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
-    origin = [_same_begin(x, 2 + i, reach[i], strides[i], lower)[0] for i in range(2)]
+    m = len(kernel)
+    origin = [_same_begin(x, 2 + i, reach[i], strides[i], lower)[0] for i in range(m)]
     padded = x
-    for i in range(2):
+    for i in range(m):
         padded = _same_input(padded, 2 + i, reach[i], strides[i], lower, float("-inf"))
-    g = dict(kernel=kernel, strides=strides, dilations=dil, pads=[0, 0, 0, 0], origin=origin)
+    g = dict(kernel=kernel, strides=strides, dilations=dil, pads=[0] * (2 * m), origin=origin)
     stacked = _pool_taps(padded, g)
     y = F.reduce_max(stacked, [2], False)
     y = y if dtype.kind == "f" else F.cast(y, dtype)
@@ -620,7 +633,7 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
     partial = ctx.partial_shape(X)
     if len(ctx.node.output) > 1 and ctx.node.output[1] and not ceil_mode and \
             auto_pad in ("SAME_UPPER", "SAME_LOWER") and partial is not None and \
-            len(partial) in (3, 4) and any(d < 0 for d in partial):
+            len(partial) in (3, 4, 5) and any(d < 0 for d in partial):
         return _max_pool_same_with_indices(ctx, X, auto_pad, dilations, kernel_shape,
                                            strides, int(storage_order))
     if _pool3d_dynamic_case(ctx, X) and \
@@ -637,10 +650,11 @@ def max_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None,
     # Windows as slices for what MNN's Pooling lacks (dilation, the indices), where the
     # window positions do not depend on the input size (explicit pads, no ceil mode).
     stacked = None
-    if n in (1, 2) and g["mode"] == Padding_Mode.VALID and \
+    if (n in (1, 2) or (n == 3 and indices)) and g["mode"] == Padding_Mode.VALID and \
             not (indices and g["shifted"]) and (indices or any(v > 1 for v in g["dilations"])):
         if ceil_mode:
-            stacked = _ceil_cut(_pool_taps(X, _ceil_extended(g)), X, g, (3, 4))
+            stacked = _ceil_cut(_pool_taps(X, _ceil_extended(g)), X, g,
+                                tuple(range(3, 3 + len(g["kernel"]))))
         else:
             stacked = _pool_taps(X, g)
         y = F.reduce_max(stacked, [2], False)
@@ -755,11 +769,12 @@ def _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides
 
 
 def _ceil_extended(g):
-    """2-d pooling geometry with each end pad grown by ``stride - 1``: VALID windows over
-    it include every window ceil mode has (and maybe one more, see :func:`_ceil_cut`)."""
-    top, left, bottom, right = g["pads"]
-    s = g["strides"]
-    return dict(g, pads=[top, left, bottom + s[0] - 1, right + s[1] - 1])
+    """2-d or 3-d pooling geometry with each end pad grown by ``stride - 1``: VALID
+    windows over it include every window ceil mode has (and maybe one more, see
+    :func:`_ceil_cut`)."""
+    m = len(g["strides"])
+    ends = [e + s - 1 for e, s in zip(g["pads"][m:], g["strides"])]
+    return dict(g, pads=list(g["pads"][:m]) + ends)
 
 
 def _ceil_cut(y, X, g, axes):
