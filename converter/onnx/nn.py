@@ -237,6 +237,8 @@ def _valid_conv3d(x, w, bias, kernel, strides, dilations, group):
                           _i64([sd]))
         xs = F.transpose(xs, [0, 2, 1, 3, 4])
         dims = F.cast(F.shape(xs), np.int64)
+        # (N, OD): the same for every tap; kept for the reshape back.
+        lead = F.onnx_slice(dims, _i64([0]), _i64([2]))
         xs = F.onnx_reshape(xs, F.concat([_i64([-1]), F.onnx_slice(dims, _i64([2]),
                                                                      _i64([5]))], 0))
         tap = F.squeeze(F.onnx_slice(w, _i64([t]), _i64([t + 1]), _i64([2])), [2])
@@ -244,10 +246,10 @@ def _valid_conv3d(x, w, bias, kernel, strides, dilations, group):
                      dilate=(dilations[2], dilations[1]), group=group,
                      padding_mode=Padding_Mode.VALID)
         total = y if total is None else F.add(total, y)
-    batch = F.onnx_slice(F.cast(F.shape(x), np.int64), _i64([0]), _i64([1]))
+    # N and OD given, not -1: the shape inference before run time then keeps the depth
+    # dynamic (its probes give each dynamic dim one size, so N * OD / N would look static).
     dims = F.cast(F.shape(total), np.int64)
-    y = F.onnx_reshape(total, F.concat([batch, _i64([-1]),
-                                        F.onnx_slice(dims, _i64([1]), _i64([4]))], 0))
+    y = F.onnx_reshape(total, F.concat([lead, F.onnx_slice(dims, _i64([1]), _i64([4]))], 0))
     y = F.transpose(y, [0, 2, 1, 3, 4])
     if bias is not None:
         y = F.add(y, F.reshape(bias, [1, -1, 1, 1, 1]))
@@ -792,9 +794,11 @@ def _ceil_cut(y, X, g, axes):
         reach = (k - 1) * d + 1
         out = F.add(F.floordiv(F.add(size, _i64([begin + end - reach + s - 1])), _i64([s])),
                     _i64([1]))
-        late = F.greater_equal(F.multiply(F.subtract(out, _i64([1])), _i64([s])),
-                               F.add(size, _i64([begin])))
-        out = F.subtract(out, F.cast(late, np.int64))
+        # The last window must start before the end padding: (out - 1) * s < size +
+        # begin. (A minimum rather than a comparison: integer shape chains keep their
+        # probe values, so the result's rank stays known.)
+        out = F.minimum(out, F.add(F.floordiv(F.add(size, _i64([begin - 1])), _i64([s])),
+                                   _i64([1])))
         y = F.onnx_slice(y, _i64([0]), out, _i64([axis]))
     return y
 
@@ -887,6 +891,7 @@ def _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides
                           _i64([2]), _i64([s[0]]))
         xs = F.transpose(xs, [0, 2, 1, 3, 4])
         dims = F.cast(F.shape(xs), np.int64)
+        lead = F.onnx_slice(dims, _i64([0]), _i64([2]))  # (N, OD), as in _valid_conv3d
         xs = F.onnx_reshape(xs, F.concat([_i64([-1]), F.onnx_slice(dims, _i64([2]),
                                                                      _i64([5]))], 0))
         if any(v > 1 for v in d[1:]):
@@ -894,10 +899,8 @@ def _max_pool3d_dynamic(ctx, X, auto_pad, dilations, kernel_shape, pads, strides
         else:
             y = F.max_pool(xs, **_mnn_pool_args(plane))
         best = y if best is None else F.maximum(best, y)
-    batch = F.onnx_slice(F.cast(F.shape(X), np.int64), _i64([0]), _i64([1]))
     dims = F.cast(F.shape(best), np.int64)
-    y = F.onnx_reshape(best, F.concat([batch, _i64([-1]),
-                                       F.onnx_slice(dims, _i64([1]), _i64([4]))], 0))
+    y = F.onnx_reshape(best, F.concat([lead, F.onnx_slice(dims, _i64([1]), _i64([4]))], 0))
     y = F.transpose(y, [0, 2, 1, 3, 4])
     y = _ceil_cut(y, X, g, (2, 3, 4)) if g["ceil"] else y
     return y if dtype.kind == "f" else F.cast(y, dtype)

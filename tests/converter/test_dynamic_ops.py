@@ -576,3 +576,31 @@ def test_split_sizes_on_dynamic_axis_refuse_another_size(tmp_path):
     wheel = MNN.nn.load_module_from_file(dst, ["x"], outputs)
     # The wheel reports the failed Reshape and returns no outputs.
     assert wheel.forward([MNN.expr.const(x, list(x.shape), MNN.expr.NCHW)]) == []
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_partial_shapes_agree_with_onnxruntime(name):
+    """What the converter knows of each output's shape before run time (the rank, the
+    static dims: later handlers build on it) agrees with onnxruntime's outputs at every
+    shape run: a static dim is the same in all of them. Pooling, convolution and Split
+    results know their rank (ceil mode and 3-d included)."""
+    from mnn.express.graph import partial_shape
+
+    if name.startswith("squeeze_no_axes"):
+        pytest.skip("Squeeze without axes: the rank assumes dynamic dims over 1 (README), "
+                    "and these cases run a dynamic dim of 1 on purpose")
+    model = _model(name)
+    graph = load_onnx(model)
+    outputs = _options(name)["outputs"]
+    known = [partial_shape(graph.outputs[o]) for o in outputs]
+    if CASES[name][0] in ("Conv", "MaxPool", "AveragePool", "LpPool", "Split"):
+        assert all(k is not None for k in known), known
+    rng = np.random.default_rng(0)
+    for shape in CASES[name][4]:
+        want = run_ort(model, {"x": rng.standard_normal(shape).astype(np.float32)})
+        for out, k in zip(outputs, known):
+            if k is None:
+                continue
+            assert len(k) == want[out].ndim, (out, k, want[out].shape)
+            for d, real in zip(k, want[out].shape):
+                assert d < 0 or d == real, (out, k, want[out].shape)

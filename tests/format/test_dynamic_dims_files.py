@@ -127,6 +127,31 @@ class _Volume(torch.nn.Module):
         return self.up(self.avg(self.max(torch.relu(self.conv(x)))))
 
 
+class _VolumeCeil(torch.nn.Module):
+    """3-d max pooling with indices and average pooling, both in ceil mode with explicit
+    pads, over a dynamic batch, depth, height and width."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv3d(2, 3, 3, padding=1)
+        self.max = torch.nn.MaxPool3d(3, stride=2, padding=1, ceil_mode=True,
+                                      return_indices=True)
+        self.avg = torch.nn.AvgPool3d(2, stride=2, ceil_mode=True)
+
+    def forward(self, x):
+        y, idx = self.max(torch.relu(self.conv(x)))
+        return torch.cat([self.avg(y).flatten(1), idx.flatten(1).float()], 1)
+
+
+class _Parts(torch.nn.Module):
+    """``split`` with constant sizes along an axis exported as dynamic (its size is their
+    sum at run time), the parts mixed again."""
+
+    def forward(self, x):
+        a, b, c = x.split([1, 3, 2], dim=1)
+        return torch.cat([c * 2, a - b.sum(1, keepdim=True)], 1)
+
+
 class _Squeezed(torch.nn.Module):
     """``squeeze()`` without dims (a batch of 1 at run time is squeezed too), a clip and a
     sum over the last axis."""
@@ -146,6 +171,9 @@ _SETUPS = {
     "_Volume": ((2, 2, 8, 8, 8), {0: "N", 2: "D", 3: "H", 4: "W"}, 17,
                 [(1, 2, 8, 8, 8), (2, 2, 12, 8, 16)]),
     "_Squeezed": ((2, 1, 5), {0: "N", 2: "L"}, 17, [(1, 1, 5), (3, 1, 7)]),
+    "_VolumeCeil": ((2, 2, 7, 6, 9), {0: "N", 2: "D", 3: "H", 4: "W"}, 17,
+                    [(1, 2, 7, 6, 9), (2, 2, 6, 9, 4)]),
+    "_Parts": ((2, 6, 5), {0: "N", 1: "C", 2: "L"}, 17, [(1, 6, 5), (3, 6, 8)]),
 }
 
 
@@ -172,7 +200,7 @@ def _input_dims(path):
 
 
 @pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder, _SuperRes, _Tagger, _Pooled,
-                                 _Volume, _Squeezed])
+                                 _Volume, _Squeezed, _VolumeCeil, _Parts])
 def test_dynamic_input_dims_round_trip(net, tmp_path):
     onnx_path = _export(net, str(tmp_path), net.__name__)
     ours_path = os.path.join(tmp_path, "ours.mnn")
