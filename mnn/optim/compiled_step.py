@@ -26,6 +26,7 @@ import numpy as np
 from ..express.autodiff import grad as _grad
 from ..express.var import Var
 from ..runtime.plan import Plan
+from .step_fusion import fuse_dense_layers
 
 __all__ = ["StepCache"]
 
@@ -177,6 +178,7 @@ class StepCache:
             outputs = _grad([wanted], params) + list(extra)
             plan = Plan([Var(e, 0) for e in fed], outputs, fold_constants=True,
                         source_inputs=True)
+            fuse_dense_layers(plan, _slot_metas(order, plan.slot_of))
             # The plan needs slots, not the graph it came from: do not keep this step's
             # Exprs (and any values read from them) alive. Slots are kept by position
             # in ``order``, which later graphs of this key share.
@@ -201,6 +203,18 @@ class StepCache:
                 if s is not None:
                     seeds[s] = value
         return plan.run_seeded(arrays, seeds)
+
+
+def _slot_metas(order, slot_of):
+    """``slot -> TensorMeta`` of the plan slots holding the outputs of ``order``'s Exprs
+    (the loss graph, whose shapes the key fixed)."""
+    metas = {}
+    for expr in order:
+        for i, meta in enumerate(expr.metas):
+            s = slot_of.get((expr.id, i))
+            if s is not None:
+                metas[s] = meta
+    return metas
 
 
 def _position(order, var):

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from ..._cython import activation as _act_k
 from ..._cython import gemm as _gemm_k
 from ..errors import OpError
 from ..graph import apply
@@ -182,6 +183,45 @@ def _matmul_grad(inputs, outputs, grads, transpose_a, transpose_b):
 
 
 register(OpDef("matmul", _matmul_infer, _matmul_compute, _matmul_grad))
+
+
+def _matmul_bias_infer(metas, transpose_a, transpose_b, bias_first, relu):
+    a, b, bias = metas
+    (shape, dtype), = _matmul_infer([a, b], transpose_a, transpose_b)
+    if bias.dtype != dtype:
+        raise OpError(f"bias dtype {bias.dtype} differs from the product's {dtype}")
+    try:
+        fits = np.broadcast_shapes(shape, tuple(bias.shape)) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise OpError(f"bias of shape {list(bias.shape)} does not broadcast to the "
+                      f"product's {list(shape)}")
+    return [(shape, dtype)]
+
+
+def _matmul_bias_compute(arrays, transpose_a, transpose_b, bias_first, relu):
+    a, b, bias = arrays
+    out = _matmul_compute([a, b], transpose_a, transpose_b)
+    # ``out`` is the product's own fresh array: the add and the relu run in place, each
+    # element rounded exactly as the separate add op rounds it.
+    if bias_first:
+        np.add(bias, out, out=out)
+    else:
+        np.add(out, bias, out=out)
+    if relu:
+        # The compiled clip is about 3x numpy's maximum. The one difference from relu's
+        # maximum: an element that is exactly -0.0 stays -0.0 (equal values; a sum is
+        # -0.0 only when both the product and the bias element are -0.0).
+        flat = out.reshape(-1)
+        _act_k.clip(flat, flat, 0.0, math.inf, nc.threads(flat.size))
+    return out
+
+
+# ``relu(matmul(a, b) + bias)`` (``relu`` optional) as one step. Not in the op table:
+# only compiled training plans use it, in place of a dense layer's three steps
+# (mnn/optim/step_fusion.py); graphs keep their separate ops.
+MATMUL_BIAS = OpDef("matmul_bias", _matmul_bias_infer, _matmul_bias_compute)
 
 
 def matmul(a, b, transposeA=False, transposeB=False):
