@@ -679,7 +679,7 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, kernel_shape=None, pads=None, strides=None):
     ceil_mode = _ceil_mode(ceil_mode, auto_pad)
     partial = ctx.partial_shape(X)
-    if _pool3d_dynamic_case(ctx, X) and partial[1] >= 0:
+    if _pool3d_dynamic_case(ctx, X):
         x, g = _pool3d_input(ctx, X, auto_pad, dilations, kernel_shape, pads, strides, 0.0,
                              ceil_mode)
         sums = _window_sums3d(x, g, partial[1])
@@ -698,7 +698,7 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
             y = F.divide(sums, counts)
         return _ceil_cut(y, X, g, (2, 3, 4)) if g["ceil"] else y
     if count_include_pad and not ceil_mode and partial is not None and \
-            len(partial) in (3, 4) and any(d < 0 for d in partial) and partial[1] >= 0:
+            len(partial) in (3, 4) and any(d < 0 for d in partial):
         # Padding counted on dynamic dims: the window sums over the whole kernel (a
         # depthwise convolution, padding adding zeros) divided by the kernel's size. (The
         # real wheel's Pooling counts SAME and uneven explicit pads differently.)
@@ -712,7 +712,7 @@ def average_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
     source = X
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations,
                          runtime_same_ok=not count_include_pad,
-                         fill=0.0 if channels >= 0 else None)
+                         fill=0.0 if partial is not None else None)
     if g["shifted"]:
         # SAME_LOWER with strides over the kernel, padding not counted: the input padded
         # and cut to the SAME windows, its window sums over those of a mask of ones.
@@ -735,15 +735,14 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
     if not float(p) > 0:
         raise ctx.error(f"p must be positive, got {p}")
     partial = ctx.partial_shape(X)
-    if _pool3d_dynamic_case(ctx, X) and partial[1] >= 0:
+    if _pool3d_dynamic_case(ctx, X):
         powered = F.pow(F.abs(X), same_dtype_const(float(p), X))
         x, g = _pool3d_input(ctx, powered, auto_pad, dilations, kernel_shape, pads, strides,
                              0.0, ceil_mode)
         sums = _window_sums3d(x, g, partial[1])
         sums = _ceil_cut(sums, X, g, (2, 3, 4)) if g["ceil"] else sums
         return F.pow(sums, same_dtype_const(1.0 / float(p), X))
-    if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial) and \
-            partial[1] >= 0:
+    if partial is not None and len(partial) in (3, 4) and any(d < 0 for d in partial):
         return _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides,
                                 partial[1], ceil_mode)
     X, n, g = _pool_args(ctx, X, kernel_shape, strides, pads, auto_pad, dilations)
@@ -757,7 +756,7 @@ def lp_pool(ctx, X, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape
 
 def _lp_pool_dynamic(ctx, X, auto_pad, dilations, kernel_shape, p, pads, strides, channels,
                      ceil_mode):
-    """1-d/2-d LpPool of an input with dynamic dims (static channels): the window sums of
+    """1-d/2-d LpPool of an input with dynamic dims: the window sums of
     ``|x|^p`` are a depthwise convolution with a kernel of ones (padding adds zeros, as
     in LpPool), then the p-th root. The convolution takes explicit or SAME padding on
     any input size; in ceil mode the taps past the end padding add zeros too."""
@@ -805,11 +804,31 @@ def _ceil_cut(y, X, g, axes):
 
 def _window_sums(x, g, channels):
     """The sums over each pooling window of the (lifted 2-d) ``x``: a depthwise
-    convolution with a kernel of ones, padded as the pooling is (zeros)."""
+    convolution with a kernel of ones, padded as the pooling is (zeros). A channel count
+    only run time knows (``channels`` -1) is moved into the batch, one channel left."""
     k, s, d = g["kernel"], g["strides"], g["dilations"]
+    if channels < 0:
+        flat, lead = _channels_into_batch(x)
+        return _batch_into_channels(_window_sums(flat, g, 1), lead)
     ones = F.const(np.ones((channels, 1, k[0], k[1]), x.dtype))
     return F.conv2d(x, ones, None, stride=(s[1], s[0]), padding=tuple(g["pads"]),
                     dilate=(d[1], d[0]), group=channels, padding_mode=g["mode"])
+
+
+def _channels_into_batch(x):
+    """``(N, C, ...)`` as ``(N * C, 1, ...)`` with run-time sizes, and ``(N, C)`` to undo
+    it (:func:`_batch_into_channels`)."""
+    dims = F.cast(F.shape(x), np.int64)
+    lead = F.onnx_slice(dims, _i64([0]), _i64([2]))
+    rest = F.onnx_slice(dims, _i64([2]), _i64([np.iinfo(np.int64).max]))
+    return F.onnx_reshape(x, F.concat([_i64([-1, 1]), rest], 0)), lead
+
+
+def _batch_into_channels(y, lead):
+    """``(N * C, 1, ...)`` back to ``(N, C, ...)``, ``lead`` holding ``(N, C)``."""
+    dims = F.cast(F.shape(y), np.int64)
+    rest = F.onnx_slice(dims, _i64([2]), _i64([np.iinfo(np.int64).max]))
+    return F.onnx_reshape(y, F.concat([lead, rest], 0))
 
 
 def _ceil_mode(ceil_mode, auto_pad):
@@ -868,7 +887,10 @@ def _const_pad(x, begins, ends, fill):
 
 def _window_sums3d(x, g, channels):
     """The sums over each 3-d pooling window of the padded ``x``: a depthwise VALID 3-d
-    convolution with a kernel of ones."""
+    convolution with a kernel of ones (channels -1: moved into the batch)."""
+    if channels < 0:
+        flat, lead = _channels_into_batch(x)
+        return _batch_into_channels(_window_sums3d(flat, g, 1), lead)
     ones = F.const(np.ones([channels, 1] + list(g["kernel"]), x.dtype))
     return _valid_conv3d(x, ones, None, g["kernel"], g["strides"], g["dilations"], channels)
 

@@ -323,6 +323,18 @@ CASES = {
                                                 strides=[2, 2]), [], _NCHW, _SIZES_4D),
 }
 
+# Window sums (LpPool, AveragePool counting padding, 3-d AveragePool, SAME_LOWER with
+# strides over the kernel) with a channel count only run time knows: the channels moved
+# into the batch. The channel count changes between the shapes run.
+for _name in ["lp_pool", "lp_pool_1d", "lp_pool_ceil", "lp_pool_same_lower", "lp_pool3d",
+              "lp_pool3d_ceil", "avg_pool3d_pads", "avg_pool3d_ceil_count_pad",
+              "avg_pool3d_same_lower", "avg_pool_same_upper_count_pad",
+              "avg_pool_1d_count_pad", "lp_pool_same_lower_stride_over_kernel"]:
+    _case = CASES[_name]
+    CASES[_name + "_dynamic_channels"] = _case[:3] + (
+        ["C" if d == C else d for d in _case[3]],
+        [s[:1] + (3 if k % 2 else C,) + s[2:] for k, s in enumerate(_case[4])]) + _case[5:]
+
 
 def _options(name):
     case = CASES[name]
