@@ -1198,26 +1198,33 @@ def mnn_layer_norm(ctx, X, gamma, beta=None, axis=-1, epsilon=1e-10, group=1):
 
 @onnx_op("GroupNormalization", since=18)
 def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1):
-    # The rank and the channel count must be static; other dims may be dynamic.
+    # The rank must be static; the channel count too unless scale's length gives it
+    # (opset 21) or it is not needed (opset 18: scale and bias per group).
     shape = ctx.partial_shape(X) or _shape(ctx, X)
-    if len(shape) < 2 or shape[1] < 0:
+    if len(shape) < 2:
         shape = _shape(ctx, X)
     if num_groups is None:
         raise ctx.error("attribute 'num_groups' is required")
+    per_group = ctx.opset.get("", 1) < 21
     c = shape[1]
-    if c % num_groups:
+    if c < 0 and not per_group:
+        scale_shape = ctx.partial_shape(scale)
+        if scale_shape is None or len(scale_shape) != 1 or scale_shape[0] < 0:
+            shape = _shape(ctx, X)  # raises: the channel count is dynamic
+        c = scale_shape[0]
+    if c >= 0 and c % num_groups:
         raise ctx.error(f"{c} channels do not split into {num_groups} groups")
     grouped = F.onnx_reshape(X, F.const(np.array([0, num_groups, -1], np.int64)))
     centred, var = _moments(grouped, [2])
     y = F.multiply(centred, F.rsqrt(F.add(var, same_dtype_const(epsilon, var))))
+    if per_group:
+        # Opset 18's scale and bias have one entry per group: applied before the
+        # channels are split out again.
+        y = F.add(F.multiply(y, F.reshape(scale, [num_groups, 1])),
+                  F.reshape(bias, [num_groups, 1]))
+        return _reshape_like(y, X, shape)
     y = _reshape_like(y, X, shape)
     bshape = [1, c] + [1] * (len(shape) - 2)
-    if ctx.opset.get("", 1) < 21:
-        # Opset 18's scale and bias have one entry per group.
-        scale = F.reshape(F.broadcast_to(F.reshape(scale, [num_groups, 1]),
-                                         [num_groups, c // num_groups]), [c])
-        bias = F.reshape(F.broadcast_to(F.reshape(bias, [num_groups, 1]),
-                                        [num_groups, c // num_groups]), [c])
     return F.add(F.multiply(y, F.reshape(scale, bshape)), F.reshape(bias, bshape))
 
 
@@ -1264,11 +1271,16 @@ def mean_variance_normalization(ctx, X, axes=(0, 2, 3)):
 def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):
     if size is None:
         raise ctx.error("attribute 'size' is required")
-    # Only the rank and the channel count (the band matrix's size) must be static.
+    # Only the rank must be static.
     shape = ctx.partial_shape(X) or _shape(ctx, X)
-    if len(shape) < 2 or shape[1] < 0:
+    if len(shape) < 2:
         shape = _shape(ctx, X)
     c = shape[1]
+    if c < 0:
+        window = _channel_window_sums(F.multiply(X, X), size, shape)
+        scale = F.add(same_dtype_const(bias, X),
+                      F.multiply(same_dtype_const(alpha / size, X), window))
+        return F.divide(X, F.pow(scale, same_dtype_const(beta, X)))
     # Sum of squares over a window of channels [c - (size-1)//2, c + size//2]: a banded
     # matrix product over the channel axis.
     lo, hi = (size - 1) // 2, size // 2
@@ -1282,3 +1294,17 @@ def lrn(ctx, X, alpha=0.0001, beta=0.75, bias=1.0, size=None):
     scale = F.add(same_dtype_const(bias, X),
                   F.multiply(same_dtype_const(alpha / size, X), window))
     return F.divide(X, F.pow(scale, same_dtype_const(beta, X)))
+
+
+def _channel_window_sums(x, size, shape):
+    """LRN's sums over channels ``[c - (size-1)//2, c + size//2]`` when the channel count
+    is dynamic: x as ``(N, 1, C, rest)`` (run-time sizes) convolved with a ``size x 1``
+    kernel of ones, zero padded on the channel axis, then back to x's shape."""
+    dims = F.cast(F.shape(x), np.int64)
+    planes = F.onnx_reshape(x, F.concat([F.onnx_slice(dims, _i64([0]), _i64([1])), _i64([1]),
+                                         F.onnx_slice(dims, _i64([1]), _i64([2])),
+                                         _i64([-1])], 0))
+    ones = F.const(np.ones((1, 1, size, 1), x.dtype))
+    sums = F.conv2d(planes, ones, None, stride=(1, 1),
+                    padding=((size - 1) // 2, 0, size // 2, 0), padding_mode=Padding_Mode.VALID)
+    return _reshape_like(sums, x, shape)

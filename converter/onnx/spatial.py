@@ -103,10 +103,10 @@ def depth_to_space(ctx, input, blocksize=None, mode="DCR"):
         return F.depth_to_space(input, b)
     if mode != "CRD":
         raise ctx.error(f"mode must be DCR or CRD, got {mode!r}")
-    # CRD: channel c*b*b + i*b + j goes to output channel c at (i, j). Only the channel
-    # count must be static; N, H and W are read from the run-time shape when dynamic.
+    # CRD: channel c*b*b + i*b + j goes to output channel c at (i, j). Only the rank
+    # must be static; dynamic dims (the channel count too) come from the run-time shape.
     shape = ctx.partial_shape(input)
-    if shape is None or len(shape) != 4 or shape[1] < 0:
+    if shape is None or len(shape) != 4:
         shape = _shape(ctx, input)
     n, c, h, w = shape
     if all(d >= 0 for d in shape):
@@ -115,11 +115,12 @@ def depth_to_space(ctx, input, blocksize=None, mode="DCR"):
         return F.reshape(x, [n, c // (b * b), h * b, w * b])
     dims = F.cast(F.shape(input), np.int64)
     n_, h_, w_ = (_dim(dims, i) for i in (0, 2, 3))
-    x = F.onnx_reshape(input, F.concat([n_, _ints([c // (b * b), b, b]), h_, w_], 0))
+    groups = _ints([c // (b * b)]) if c >= 0 else F.floordiv(_dim(dims, 1), _ints([b * b]))
+    x = F.onnx_reshape(input, F.concat([n_, groups, _ints([b, b]), h_, w_], 0))
     x = F.transpose(x, [0, 1, 4, 2, 5, 3])
     block = _ints([b])
-    return F.onnx_reshape(x, F.concat([n_, _ints([c // (b * b)]),
-                                       F.multiply(h_, block), F.multiply(w_, block)], 0))
+    return F.onnx_reshape(x, F.concat([n_, groups, F.multiply(h_, block),
+                                       F.multiply(w_, block)], 0))
 
 
 def _ints(values):

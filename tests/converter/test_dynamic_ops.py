@@ -80,6 +80,20 @@ CASES = {
                             [(1, C, 9), (3, C, 14)], dict(opset=11)),
     "group_norm": ("GroupNormalization", dict(num_groups=2, epsilon=1e-5),
                    [_w(C), _w(C)], _NCHW, _SIZES_4D, dict(opset=21)),
+    # Opset 18: scale and bias per group (applied before the channels are split out).
+    "group_norm_opset18": ("GroupNormalization", dict(num_groups=2, epsilon=1e-5),
+                           [_w(2), _w(2)], ["N", "C", "H", "W"],
+                           [(1, C, 9, 12), (2, 6, 16, 7)], dict(opset=18)),
+    # A dynamic channel count: GroupNormalization's from scale's length (opset 21), LRN's
+    # window sums as a convolution over the channel axis (onnxruntime: odd sizes only).
+    "group_norm_channels_from_scale": ("GroupNormalization", dict(num_groups=2),
+                                       [_w(C), _w(C)], ["N", "C", "H", "W"], _SIZES_4D,
+                                       dict(opset=21)),
+    "depth_to_space_crd_dynamic_channels": ("DepthToSpace", dict(blocksize=2, mode="CRD"), [],
+                                            ["N", "C", "H", "W"],
+                                            [(1, 8, 3, 5), (2, 4, 6, 2)]),
+    "lrn_size5_dynamic_channels": ("LRN", dict(size=5, alpha=1e-2, beta=0.75, bias=1.5),
+                                   [], ["N", "C", "H", "W"], [(1, 6, 9, 4), (3, 2, 5, 14)]),
     "argmax": ("ArgMax", dict(axis=2), [], _NCHW, _SIZES_4D,
                dict(out_type=TensorProto.INT64)),
     "argmax_last_index": ("ArgMax", dict(axis=3, select_last_index=1, keepdims=0), [],
@@ -329,7 +343,7 @@ CASES = {
 for _name in ["lp_pool", "lp_pool_1d", "lp_pool_ceil", "lp_pool_same_lower", "lp_pool3d",
               "lp_pool3d_ceil", "avg_pool3d_pads", "avg_pool3d_ceil_count_pad",
               "avg_pool3d_same_lower", "avg_pool_same_upper_count_pad",
-              "avg_pool_1d_count_pad", "lp_pool_same_lower_stride_over_kernel"]:
+              "avg_pool_1d_count_pad", "lp_pool_same_lower_stride_over_kernel", "lrn"]:
     _case = CASES[_name]
     CASES[_name + "_dynamic_channels"] = _case[:3] + (
         ["C" if d == C else d for d in _case[3]],
