@@ -158,9 +158,25 @@ def _lift_pads_1d(pads):
     return [0, pads[0], 0, pads[1]]
 
 
+def _pin_channels(ctx, X, channels):
+    """X whose channel count only run time knows, reshaped to the weight's ``channels``
+    (other dims from the run-time shape): the shape inference after it knows the rank
+    and the channel count again (its probes would give X a channel count the weight
+    refuses), and another count fails that Reshape, as it fails the convolution."""
+    partial = ctx.partial_shape(X)
+    if partial is None or len(partial) < 3 or partial[1] >= 0:
+        return X
+    dims = F.cast(F.shape(X), np.int64)
+    big = np.iinfo(np.int64).max
+    return F.onnx_reshape(X, F.concat([F.onnx_slice(dims, _i64([0]), _i64([1])),
+                                       _i64([channels]),
+                                       F.onnx_slice(dims, _i64([2]), _i64([big]))], 0))
+
+
 @onnx_op("Conv", since=1)
 def conv(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
          kernel_shape=None, pads=None, strides=None):
+    X = _pin_channels(ctx, X, _shape(ctx, W, "weight")[1] * int(group))
     partial = ctx.partial_shape(X)
     if partial is not None and len(partial) == 5 and any(d < 0 for d in partial):
         return _conv3d_dynamic(ctx, X, W, B, auto_pad, dilations, group, pads, strides)
@@ -260,6 +276,7 @@ def _valid_conv3d(x, w, bias, kernel, strides, dilations, group):
 def conv_transpose(ctx, X, W, B=None, auto_pad="NOTSET", dilations=None, group=1,
                    kernel_shape=None, output_padding=None, output_shape=None, pads=None,
                    strides=None):
+    X = _pin_channels(ctx, X, _shape(ctx, W, "weight")[0])
     partial = ctx.partial_shape(X)
     if partial is not None and len(partial) in (3, 4, 5) and any(d < 0 for d in partial):
         return _conv_transpose_dynamic(ctx, X, W, B, auto_pad, dilations, group,

@@ -192,7 +192,8 @@ def _dynamic_split(ctx, x, split, axis):
 
 
 def _split(ctx, x, sizes, axis, num_outputs):
-    # Only the rank and the split axis's size must be static (other dims may be dynamic).
+    # Only the rank must be static (a dynamic split axis: slices with run-time or
+    # constant bounds).
     shape = ctx.partial_shape(x) or _shape(ctx, x)
     axis = _axis(ctx, axis, len(shape))
     n = num_outputs or len(ctx.node.output)
@@ -202,8 +203,6 @@ def _split(ctx, x, sizes, axis, num_outputs):
         if any(s < 0 for s in sizes):
             raise ctx.error(f"split sizes {sizes} must not be negative")
         return _split_sizes_dynamic_axis(x, axis, sizes)
-    if shape[axis] < 0:
-        shape = _shape(ctx, x)
     dim = shape[axis]
     if sizes is None:
         # Equal parts; with num_outputs the last may be smaller (ceil division).

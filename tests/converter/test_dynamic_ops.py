@@ -349,6 +349,13 @@ for _name in ["lp_pool", "lp_pool_1d", "lp_pool_ceil", "lp_pool_same_lower", "lp
         ["C" if d == C else d for d in _case[3]],
         [s[:1] + (3 if k % 2 else C,) + s[2:] for k, s in enumerate(_case[4])]) + _case[5:]
 
+# Every case with a static channel count once more with that count declared dynamic (the
+# same shapes run): no handler needs it static.
+for _name in [n for n, c in CASES.items() if C in c[3] and not n.endswith("_dynamic_channels")]:
+    _case = CASES[_name]
+    CASES[_name + "_channels_declared_dynamic"] = _case[:3] + (
+        ["C" if d == C else d for d in _case[3]],) + _case[4:]
+
 
 def _options(name):
     case = CASES[name]

@@ -152,6 +152,24 @@ class _Parts(torch.nn.Module):
         return torch.cat([c * 2, a - b.sum(1, keepdim=True)], 1)
 
 
+class _AnyChannels(torch.nn.Module):
+    """Every input dim exported dynamic, the channel count too: an average pooling
+    counting padding (window sums) on the input, then a convolution (its input pinned to
+    the weight's channels), group norm, pooling and a flatten. (torch exports
+    LocalResponseNorm as an If on the rank, whose branches read values of run-time
+    shape: not converted with dynamic dims.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 6, 3, padding=1)
+        self.norm = torch.nn.GroupNorm(2, 6)
+
+    def forward(self, x):
+        y = torch.nn.functional.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=True)
+        y = self.norm(self.conv(y))
+        return torch.nn.functional.max_pool2d(y, 2).flatten(1)
+
+
 class _Squeezed(torch.nn.Module):
     """``squeeze()`` without dims (a batch of 1 at run time is squeezed too), a clip and a
     sum over the last axis."""
@@ -173,6 +191,8 @@ _SETUPS = {
     "_Squeezed": ((2, 1, 5), {0: "N", 2: "L"}, 17, [(1, 1, 5), (3, 1, 7)]),
     "_VolumeCeil": ((2, 2, 7, 6, 9), {0: "N", 2: "D", 3: "H", 4: "W"}, 17,
                     [(1, 2, 7, 6, 9), (2, 2, 6, 9, 4)]),
+    "_AnyChannels": ((2, 4, 8, 8), {0: "N", 1: "C", 2: "H", 3: "W"}, 17,
+                     [(1, 4, 16, 12), (3, 4, 8, 20)]),
     "_Parts": ((2, 6, 5), {0: "N", 1: "C", 2: "L"}, 17, [(1, 6, 5), (3, 6, 8)]),
 }
 
@@ -200,7 +220,8 @@ def _input_dims(path):
 
 
 @pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder, _SuperRes, _Tagger, _Pooled,
-                                 _Volume, _Squeezed, _VolumeCeil, _Parts])
+                                 _Volume, _Squeezed, _VolumeCeil, _Parts,
+                                 _AnyChannels])
 def test_dynamic_input_dims_round_trip(net, tmp_path):
     onnx_path = _export(net, str(tmp_path), net.__name__)
     ours_path = os.path.join(tmp_path, "ours.mnn")
