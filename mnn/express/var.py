@@ -6,6 +6,7 @@ numpy arrays keep their dtype. Arithmetic promotes like numpy (NEP 50: a Python 
 does not widen a Var's dtype), so ``int_var / int_var`` is a true division giving
 float64, where MNN floors; ``int_var // int_var`` floors.
 """
+import math
 import numbers
 
 import numpy as np
@@ -65,7 +66,9 @@ class Var:
     @property
     def size(self):
         """Number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        # Python ints: exact at any size, and no array round trip (a training step
+        # asks for its loss's size every step).
+        return math.prod(self.shape)
 
     @property
     def ndim(self):

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import express as F
 from ..express.errors import MnnError
+from ..express.var import _source
 
 __all__ = ["cross_entropy", "kl", "mse", "mae", "hinge", "softmax_cross_entropy"]
 
@@ -115,7 +116,8 @@ def softmax_cross_entropy(logits, targets):
             # -1/batch folded into the one-hot: the loss is then one product and one sum
             # (fewer ops to build and differentiate every step).
             weights = np.eye(classes, dtype=logits.dtype)[labels] * logits.dtype.type(-1 / batch)
-            return F.reduce_sum(F.log_softmax(logits, 1) * F.const(weights))
+            # ``weights`` is a fresh array of our own: a constant without const's copy.
+            return F.reduce_sum(F.log_softmax(logits, 1) * _source("const", weights))
         else:
             ids = F.const(np.arange(classes, dtype=targets.dtype))
             targets = F.cast(F.equal(F.unsqueeze(targets, [1]), ids), logits.dtype)

@@ -107,6 +107,19 @@ def _compiled_unary(kernel, x):
 def _broadcast(a, b):
     if a == b:
         return a
+    if len(a) == len(b):
+        # Equal ranks (a bias row against a batch): numpy's rule in plain Python, a
+        # fraction of np.broadcast_shapes's cost; a mismatch falls through to its error.
+        out = []
+        for x, y in zip(a, b):
+            if x == y or y == 1:
+                out.append(x)
+            elif x == 1:
+                out.append(y)
+            else:
+                break
+        else:
+            return tuple(out)
     try:
         return np.broadcast_shapes(a, b)
     except ValueError:
