@@ -80,6 +80,24 @@ def hinge(predicts, targets):
     return _batch_mean_of_row_sums(F.maximum(1.0 - p * t, 0.0))
 
 
+# (classes, dtype, batch) -> read-only ``eye(classes) * (-1 / batch)``: a training loop
+# asks for the same table every step; a few are kept (train and last-batch sizes).
+_ONE_HOT = {}
+_ONE_HOT_MAX = 8
+
+
+def _scaled_one_hot(classes, dtype, batch):
+    key = (classes, dtype, batch)
+    table = _ONE_HOT.get(key)
+    if table is None:
+        table = np.eye(classes, dtype=dtype) * dtype.type(-1 / batch)
+        table.flags.writeable = False
+        if len(_ONE_HOT) >= _ONE_HOT_MAX:
+            _ONE_HOT.pop(next(iter(_ONE_HOT)))
+        _ONE_HOT[key] = table
+    return table
+
+
 def softmax_cross_entropy(logits, targets):
     """Cross entropy of ``softmax(logits)`` against ``targets``, computed stably.
 
@@ -115,7 +133,7 @@ def softmax_cross_entropy(logits, targets):
                                f"{labels.max()}")
             # -1/batch folded into the one-hot: the loss is then one product and one sum
             # (fewer ops to build and differentiate every step).
-            weights = np.eye(classes, dtype=logits.dtype)[labels] * logits.dtype.type(-1 / batch)
+            weights = _scaled_one_hot(classes, logits.dtype, batch)[labels]
             # ``weights`` is a fresh array of our own: a constant without const's copy.
             return F.reduce_sum(F.log_softmax(logits, 1) * _source("const", weights))
         else:

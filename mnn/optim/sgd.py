@@ -55,33 +55,36 @@ class SGD(Optimizer):
             return super()._update_all(values, grads, states)
         # Every parameter in one kernel call, which also checks the gradients finite
         # before writing anything.
-        flats, gs, vs, outs, history = [], [], [], [], []
+        flats, gs, vs, outs, out_flats, history = [], [], [], [], [], []
         total = 0
+        keep = self._momentum != 0.0
         for value, g, state in zip(values, grads, states):
-            flat = value.reshape(-1)
-            if not flat.flags.c_contiguous:
-                flat = np.ascontiguousarray(flat)
-            if g.dtype != dtype or not g.flags.c_contiguous:
-                g = np.ascontiguousarray(g, dtype=dtype)
-            g = g.reshape(-1)
-            if g.shape != flat.shape:
+            # ravel: a view of a C-contiguous array, else a contiguous copy (one check
+            # less per array than reshape and a flags test).
+            flat = value.ravel()
+            n = flat.size
+            if g.dtype != dtype:
+                g = g.astype(dtype)
+            g = g.ravel()
+            if g.size != n:
                 raise RuntimeError(f"mnn internal error: gradient of {g.size} elements "
-                                   f"for a parameter of {flat.size}")
+                                   f"for a parameter of {n}")
             v = state.get("v")
-            if v is None or v.dtype != dtype or v.size != flat.size:
-                v = np.empty_like(flat)
+            if v is None or v.dtype != dtype or v.size != n:
+                v = np.empty(n, dtype)
                 history.append(False)
             else:
-                history.append(self._momentum != 0.0)
+                history.append(keep)
+            out = np.empty(n, dtype)
             flats.append(flat)
             gs.append(g)
-            vs.append(v.reshape(-1))
-            outs.append(np.empty_like(value))
-            total += flat.size
+            vs.append(v.ravel())
+            out_flats.append(out)
+            outs.append(out.reshape(value.shape))
+            total += n
         threads = 1 if total < _PARALLEL_MIN else get_thread_number()
-        bad = _kernels.sgd_momentum_many(flats, gs, vs, [o.reshape(-1) for o in outs],
-                                         history, self._lr, self._momentum,
-                                         self._weight_decay, threads)
+        bad = _kernels.sgd_momentum_many(flats, gs, vs, out_flats, history, self._lr,
+                                         self._momentum, self._weight_decay, threads)
         if bad >= 0:
             raise _NonFiniteGradient(bad)
         for value, v, state in zip(values, vs, states):
