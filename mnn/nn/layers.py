@@ -47,9 +47,10 @@ class Linear(Module):
     def forward(self, x):
         """``[..., in]`` to ``[..., out]``."""
         x = F.to_var(x)
-        if not x.shape or x.shape[-1] != self.in_channels:
+        shape = x.shape
+        if not shape or shape[-1] != self.in_channels:
             raise MnnError(f"mnn: linear({self.in_channels}, {self.out_channels}): input of "
-                           f"shape {x.shape} needs last dimension {self.in_channels}")
+                           f"shape {shape} needs last dimension {self.in_channels}")
         y = F.matmul(x, self.weight, transposeB=True)
         return y + self.bias if self.bias is not None else y
 
