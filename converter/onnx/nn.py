@@ -1229,6 +1229,8 @@ def group_norm(ctx, X, scale, bias, epsilon=1e-5, num_groups=None, stash_type=1)
         if scale_shape is None or len(scale_shape) != 1 or scale_shape[0] < 0:
             shape = _shape(ctx, X)  # raises: the channel count is dynamic
         c = scale_shape[0]
+        # Pinned to scale's length: the shape inference after it then knows the rank.
+        X = _pin_channels(ctx, X, c)
     if c >= 0 and c % num_groups:
         raise ctx.error(f"{c} channels do not split into {num_groups} groups")
     grouped = F.onnx_reshape(X, F.const(np.array([0, num_groups, -1], np.int64)))

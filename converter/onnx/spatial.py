@@ -22,7 +22,14 @@ _PAD_MODES = {"constant": PadValue_Mode.CONSTANT, "reflect": PadValue_Mode.REFLE
 
 
 def _pad(ctx, data, pads, mode, value, axes=None):
-    shape = _shape(ctx, data)
+    partial = ctx.partial_shape(data)
+    if ctx.known_shape(data) is None and partial is not None and mode in _PAD_MODES and \
+            all(p >= 0 for p in pads):
+        # Dynamic dims with constant, non-negative pads: only the rank is needed (the pad
+        # op takes any size), so the rank and static dims stay known after it.
+        shape = partial
+    else:
+        shape = _shape(ctx, data)
     rank = len(shape)
     axes = list(range(rank)) if axes is None else [a % rank for a in axes]
     if len(pads) != 2 * len(axes):
