@@ -28,7 +28,35 @@ def _axis(ctx, axis, rank):
 def gather(ctx, data, indices, axis=0):
     shape = ctx.partial_shape(data) or _shape(ctx, data)  # only the rank is used
     axis = _axis(ctx, axis, len(shape))
+    picked = _static_shape_entries(ctx, data, indices) if axis == 0 else None
+    if picked is not None:
+        return picked
     return F.gather(data, indices, axis)
+
+
+def _static_shape_entries(ctx, data, indices):
+    """Constant entries of a run-time shape: when ``data`` is the shape of a tensor with
+    dynamic dims (ONNX Shape: a cast of MNN's Shape op) and the constant ``indices`` pick
+    only its static dims (``x.size(1)`` of a tensor with a dynamic batch), those dims as
+    a constant, so conditions and sizes built from them fold (an ``If`` on a static dim
+    keeps only its branch). None otherwise."""
+    expr = data.expr
+    if expr.op is None or expr.op.name != "cast" or data.dtype != np.int64:
+        return None
+    source = expr.inputs[0]
+    if source.expr.op is None or source.expr.op.name != "shape":
+        return None
+    dims = ctx.partial_shape(source.expr.inputs[0])
+    idx = ctx.value(indices)
+    if dims is None or idx is None or idx.dtype.kind not in "iu":
+        return None
+    idx = np.asarray(idx, np.int64)
+    if idx.size and (idx.min() < -len(dims) or idx.max() >= len(dims)):
+        return None  # out of range: the Gather op names it
+    picked = np.take(np.array(dims, np.int64), idx)
+    if (picked < 0).any():
+        return None
+    return F.const(picked.astype(np.int64))
 
 
 @onnx_op("GatherElements", since=11)

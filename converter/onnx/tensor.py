@@ -155,6 +155,10 @@ def _unsqueeze(ctx, data, axes):
     out = list(shape)
     for a in axes:
         out.insert(a, 1)
+    if data.expr.kind == "const":
+        # A constant stays a constant (shape chains: a Concat of it with run-time sizes
+        # then keeps the values the shape inference tracks).
+        return F.const(np.reshape(ctx.value(data), out))
     return F.reshape(data, out)
 
 

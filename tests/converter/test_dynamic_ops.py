@@ -641,3 +641,41 @@ def test_partial_shapes_agree_with_onnxruntime(name):
             for d, real in zip(k, want[out].shape):
                 assert d < 0 or d == real, (out, k, want[out].shape)
 
+
+
+def test_if_on_a_static_dim_of_a_dynamic_shape_folds(tmp_path):
+    """``Shape -> Gather`` of a static dim is a constant even when other dims are dynamic
+    (torch's ``x.size(1)``), so an ``If`` on it keeps only its branch (torch exports
+    LocalResponseNorm's ``squeeze(1)`` as such an ``If``); a branch reading x could not
+    capture it (its shape is only known at run time)."""
+    MNN = pytest.importorskip("MNN")
+    then_branch = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["t"])], "then", [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    else_branch = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "one"], ["c"], axis=0),
+             helper.make_node("Equal", ["c", "one"], ["cond"]),
+             helper.make_node("If", ["cond"], ["y"], then_branch=then_branch,
+                              else_branch=else_branch)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", C, "H"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([1], np.int64), "one")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
+    with open(src, "wb") as fh:
+        fh.write(model.SerializeToString())
+    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
+                       "--bizCode", "test"]) == 0
+    ours = mnn_nn.load_module_from_file(dst, ["x"], ["y"])
+    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
+    for shape in [(1, C, 5), (3, C, 2)]:
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        want = run_ort(model, {"x": x})["y"]
+        np.testing.assert_allclose(load_onnx(model).run({"x": x})["y"], want)
+        np.testing.assert_allclose(np.asarray(ours.forward(F.const(x)).read()), want)
+        theirs = wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW))
+        np.testing.assert_allclose(np.array(theirs.read()), want)

@@ -170,6 +170,19 @@ class _AnyChannels(torch.nn.Module):
         return torch.nn.functional.max_pool2d(y, 2).flatten(1)
 
 
+class _AlexStem(torch.nn.Module):
+    """AlexNet's stem: convolution, ReLU, LocalResponseNorm (torch exports an ``If`` on
+    ``x.size(1) == 1`` in it: a static channel count folds it) and max pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 5, stride=2, padding=2)
+        self.lrn = torch.nn.LocalResponseNorm(5, alpha=1e-3, k=2.0)
+
+    def forward(self, x):
+        return torch.nn.functional.max_pool2d(self.lrn(torch.relu(self.conv(x))), 3, 2)
+
+
 class _Squeezed(torch.nn.Module):
     """``squeeze()`` without dims (a batch of 1 at run time is squeezed too), a clip and a
     sum over the last axis."""
@@ -193,6 +206,7 @@ _SETUPS = {
                     [(1, 2, 7, 6, 9), (2, 2, 6, 9, 4)]),
     "_AnyChannels": ((2, 4, 8, 8), {0: "N", 1: "C", 2: "H", 3: "W"}, 17,
                      [(1, 4, 16, 12), (3, 4, 8, 20)]),
+    "_AlexStem": ((2, 3, 16, 16), {0: "N", 2: "H", 3: "W"}, 17, SHAPES),
     "_Parts": ((2, 6, 5), {0: "N", 1: "C", 2: "L"}, 17, [(1, 6, 5), (3, 6, 8)]),
 }
 
@@ -221,7 +235,7 @@ def _input_dims(path):
 
 @pytest.mark.parametrize("net", [_ConvNet, _MeanNet, _Encoder, _SuperRes, _Tagger, _Pooled,
                                  _Volume, _Squeezed, _VolumeCeil, _Parts,
-                                 _AnyChannels])
+                                 _AnyChannels, _AlexStem])
 def test_dynamic_input_dims_round_trip(net, tmp_path):
     onnx_path = _export(net, str(tmp_path), net.__name__)
     ours_path = os.path.join(tmp_path, "ours.mnn")
