@@ -26,7 +26,7 @@ import numpy as np
 from ..express.autodiff import grad as _grad
 from ..express.var import Var
 from ..runtime.plan import Plan
-from .step_fusion import fuse_dense_layers
+from .step_fusion import drop_unit_products, fuse_dense_layers
 
 __all__ = ["StepCache"]
 
@@ -178,7 +178,9 @@ class StepCache:
             outputs = _grad([wanted], params) + list(extra)
             plan = Plan([Var(e, 0) for e in fed], outputs, fold_constants=True,
                         source_inputs=True)
-            fuse_dense_layers(plan, _slot_metas(order, plan.slot_of))
+            metas = _slot_metas(plan, fed)
+            drop_unit_products(plan, metas)
+            fuse_dense_layers(plan, metas)
             # The plan needs slots, not the graph it came from: do not keep this step's
             # Exprs (and any values read from them) alive. Slots are kept by position
             # in ``order``, which later graphs of this key share.
@@ -205,16 +207,11 @@ class StepCache:
         return plan.run_seeded(arrays, seeds)
 
 
-def _slot_metas(order, slot_of):
-    """``slot -> TensorMeta`` of the plan slots holding the outputs of ``order``'s Exprs
-    (the loss graph, whose shapes the key fixed)."""
-    metas = {}
-    for expr in order:
-        for i, meta in enumerate(expr.metas):
-            s = slot_of.get((expr.id, i))
-            if s is not None:
-                metas[s] = meta
-    return metas
+def _slot_metas(plan, fed):
+    """``slot -> TensorMeta`` of every plan slot whose shape inference knows (the key
+    fixed the fed sources' shapes)."""
+    metas = plan.infer_slots([e.metas[0] for e in fed])
+    return {s: m for s, m in enumerate(metas) if m is not None and m.shape is not None}
 
 
 def _position(order, var):

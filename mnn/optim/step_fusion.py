@@ -9,13 +9,17 @@ Each element sees the same float operations in the same order as before (one rou
 product sum, one rounded add, one max with 0), so results are bit-identical; only the
 intermediate arrays and two steps' overhead go.
 
-The rewrite works on the plan's steps only: the user's graph keeps its ops.
+A gradient plan also multiplies by constants of ones (the loss's seed gradient broadcast
+to a tensor's shape and folded): ``x * 1`` is ``x`` exactly, so such a step is dropped
+and its readers read ``x`` (:func:`drop_unit_products`).
+
+The rewrites work on the plan's steps only: the user's graph keeps its ops.
 """
 import numpy as np
 
 from ..express.ops.linalg import MATMUL_BIAS
 
-__all__ = ["fuse_dense_layers"]
+__all__ = ["drop_unit_products", "fuse_dense_layers"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -28,8 +32,8 @@ def fuse_dense_layers(plan, slot_metas):
     plan : Plan
         A freshly built plan (its liveness is recomputed when anything was fused).
     slot_metas : dict
-        ``slot -> TensorMeta`` for the slots whose shapes are known statically (the
-        forward graph's); steps touching other slots are left alone.
+        ``slot -> TensorMeta`` for the slots whose shapes are known statically; steps
+        touching other slots are left alone.
 
     Returns
     -------
@@ -106,3 +110,61 @@ def _bias_fits(slot_metas, product, bias, out):
         return np.broadcast_shapes(tuple(mp.shape), tuple(mb.shape)) == tuple(mp.shape)
     except ValueError:
         return False
+
+
+def drop_unit_products(plan, slot_metas):
+    """Drop ``multiply`` steps by a constant whose elements are all one, when the
+    constant neither widens the other operand's shape nor changes its dtype: the product
+    is that operand, bit for bit. In place.
+
+    Parameters
+    ----------
+    plan : Plan
+    slot_metas : dict
+        ``slot -> TensorMeta`` of slots with static shapes (see :func:`fuse_dense_layers`).
+
+    Returns
+    -------
+    int
+        How many steps were dropped.
+    """
+    keep = set(plan.output_slots)
+    rename = {}
+    kept = []
+    for step in plan.steps:
+        if rename:
+            step.inputs = tuple([rename.get(s, s) for s in step.inputs])
+        other = _unit_product_operand(step, plan.constants, slot_metas, keep)
+        if other is None:
+            kept.append(step)
+        else:
+            rename[step.outputs[0]] = other
+    if rename:
+        plan.steps = kept
+        plan._plan_liveness()
+        plan._checked.clear()
+    return len(rename)
+
+
+def _unit_product_operand(step, constants, slot_metas, keep):
+    """The slot ``step`` multiplies by ones (see drop_unit_products), or None."""
+    if (step.op.name != "multiply" or len(step.inputs) != 2 or len(step.outputs) != 1
+            or step.outputs[0] in keep):
+        return None
+    for ones, other in (step.inputs, step.inputs[::-1]):
+        value = constants.get(ones)
+        meta = slot_metas.get(other)
+        if value is None or meta is None or meta.shape is None or other in constants:
+            continue
+        if value.dtype != meta.dtype or value.dtype not in _FLOATS:
+            continue
+        if value.ndim > len(meta.shape):
+            continue
+        try:
+            if np.broadcast_shapes(value.shape, tuple(meta.shape)) != tuple(meta.shape):
+                continue
+        except ValueError:
+            continue
+        if np.all(value == 1):
+            return other
+    return None

@@ -1,7 +1,8 @@
 """Dense-layer fusion in compiled training plans (mnn/optim/step_fusion.py) against torch
 and numpy.
 
-A compiled step runs ``relu(matmul(x, w) + b)`` as one plan step. These tests train
+A compiled step runs ``relu(matmul(x, w) + b)`` as one plan step and drops products by
+constant ones. These tests train
 networks in mnn and torch from identical weights and compare after every step, for the
 layer shapes the rewrite must take (relu or not, the bias on either side of the add)
 and those it must leave alone (a product or sum read elsewhere, a leaky relu, a bias
@@ -200,3 +201,58 @@ def test_fused_op_inference_rejects_a_widening_bias():
     with pytest.raises(F.MnnError, match="bias dtype"):
         MATMUL_BIAS.infer([meta, w, narrow], transpose_a=False, transpose_b=False,
                           bias_first=False, relu=True)
+
+
+def _ops_and_compare_mse(build, torch_build, steps=3):
+    """Train a one-layer net on an MSE-like loss ``build`` (mnn) / ``torch_build``
+    (torch) from identical weights; returns the plan's op names."""
+    layer = nn.linear(6, 4)
+    w0, b0 = (p.read().copy() for p in layer.parameters)
+    tw = torch.from_numpy(w0.copy()).requires_grad_()
+    tb = torch.from_numpy(b0.ravel().copy()).requires_grad_()
+    opt = optim.SGD(layer, 0.1, 0.9)
+    topt = torch.optim.SGD([tw, tb], lr=0.1, momentum=0.9)
+    for _ in range(steps):
+        x = RNG.standard_normal((5, 6)).astype(np.float32)
+        assert opt.step(build(layer(F.const(x))))
+        topt.zero_grad()
+        torch_build(torch.from_numpy(x) @ tw.T + tb).backward()
+        topt.step()
+        np.testing.assert_allclose(layer.weight.read(), tw.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(layer.bias.read().ravel(), tb.detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+    return _plan_ops(opt)
+
+
+def test_the_seed_product_of_the_cross_entropy_is_dropped():
+    # What stays: the softmax gradient's one product, exp(log_softmax) * row sums.
+    ops = _train_and_compare(_mlp, _torch_mlp)
+    assert ops.count("multiply") == 1
+    assert ops.index("multiply") > ops.index("exp")
+
+
+@pytest.mark.parametrize("factor,dropped", [
+    (np.ones((1, 4), np.float32), True),        # ones that broadcast into the operand
+    (np.ones((1, 1), np.float32), True),
+    (np.ones((2, 1, 4), np.float32), False),    # ones that widen the shape
+    (np.full((1, 4), 2.0, np.float32), False),  # not ones
+    (np.ones((1, 4), np.float64), False),       # ones that widen the dtype
+    # A constant of more than 16 elements is data fed to the plan each step (its values
+    # may change), never folded: the product stays.
+    (np.ones((5, 4), np.float32), False),
+])
+def test_products_by_constant_ones(factor, dropped):
+    # The square's gradient is 2*y*g; the factor's product sits between the loss and y.
+    def build(y):
+        return F.reduce_sum(F.square(y * F.const(factor)))
+
+    def torch_build(y):
+        return ((y * torch.from_numpy(factor)) ** 2).sum()
+
+    ops = _ops_and_compare_mse(build, torch_build)
+    forward_products = ops.count("multiply")
+    baseline = _ops_and_compare_mse(lambda y: F.reduce_sum(F.square(y)),
+                                    lambda y: (y ** 2).sum()).count("multiply")
+    # A dropped product leaves the plan with as many multiplies as the loss without it.
+    assert (forward_products == baseline) == dropped
