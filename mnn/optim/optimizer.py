@@ -270,11 +270,13 @@ class Optimizer:
         """The gradients of ``loss``, the module state updates that belong to it, and
         their new values (all computed at the current weights)."""
         order = topological_order([loss.expr])
-        ids = {e.id for e in order}
         n_loss = len(order)  # the loss's own Exprs lead ``order``
         updates = []
-        if hasattr(self._module, "_state_updates"):
-            updates = [u for u in self._module._state_updates() if u.anchor_id in ids]
+        pending = self._module._state_updates() if hasattr(self._module,
+                                                            "_state_updates") else ()
+        if pending:  # batch norm's running statistics, say; most modules have none
+            ids = {e.id for e in order}
+            updates = [u for u in pending if u.anchor_id in ids]
         extra = [v for u in updates for v in u.outputs()]
         if extra:
             order = order + topological_order([v.expr for v in extra], seen=ids)
