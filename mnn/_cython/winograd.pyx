@@ -67,11 +67,52 @@ def pack_weight(u):
         raise ValueError(f"winograd: transformed weight must be float32 (16 or 36, O, C), "
                          f"got {u.dtype} {list(u.shape)}")
     p, o, c = u.shape
-    op = padded_channels(o)
-    full = np.zeros((p, op, c), np.float32)
-    full[:, :o] = u
-    packed = full.reshape(p, op // MNN_SG_NR, MNN_SG_NR, c).transpose(0, 1, 3, 2)
-    return np.ascontiguousarray(packed)
+    packed = np.zeros((p, padded_channels(o) // MNN_SG_NR, c, MNN_SG_NR), np.float32)
+    _pack_strips(u, packed, 0)
+    return packed
+
+
+def _pack_strips(u, packed, Py_ssize_t s0):
+    """Writes ``u`` (``(P, O', C)``) into ``packed``'s strips from ``s0`` on; channels
+    past ``O'`` in the last strip stay as they are (zero)."""
+    p, o, c = u.shape
+    full = o // MNN_SG_NR
+    if full:
+        packed[:, s0:s0 + full] = u[:, :full * MNN_SG_NR].reshape(
+            p, full, MNN_SG_NR, c).transpose(0, 1, 3, 2)
+    rest = o - full * MNN_SG_NR
+    if rest:
+        packed[:, s0 + full, :, :rest] = u[:, full * MNN_SG_NR:].transpose(0, 2, 1)
+
+
+# Output channels transformed at a time by transform_weight: its float64 temporaries
+# stay near this many bytes instead of several times the whole transformed weight (75 MB
+# for 512 channels), which the process heap would keep afterwards.
+_TRANSFORM_BYTES = 2 << 20
+
+
+def transform_weight(w, g):
+    """:func:`pack_weight` of ``U[k] = G w G^T`` for a 3x3 kernel ``w`` (``(O, C, 3,
+    3)``) and interpolation matrix ``g`` (``(m + 2, 3)``), computed in float64 a few
+    output strips at a time."""
+    w = np.asarray(w)
+    g = np.asarray(g, np.float64)
+    if w.ndim != 4 or w.shape[2:] != (3, 3) or g.ndim != 2 or g.shape[1] != 3:
+        raise ValueError(f"winograd: weight must be (O, C, 3, 3) and G (m + 2, 3), got "
+                         f"{list(w.shape)} and {list(g.shape)}")
+    o, c = w.shape[:2]
+    a = g.shape[0]
+    if a * a not in (16, 36):
+        raise ValueError(f"winograd: G must have 4 or 6 rows, got {a}")
+    packed = np.zeros((a * a, padded_channels(o) // MNN_SG_NR, c, MNN_SG_NR), np.float32)
+    per_strip = MNN_SG_NR * max(c, 1) * a * a * 8
+    strips = max(1, _TRANSFORM_BYTES // per_strip)
+    cdef Py_ssize_t o0, o1
+    for o0 in range(0, o, strips * MNN_SG_NR):
+        o1 = min(o, o0 + strips * MNN_SG_NR)
+        u = (g @ w[o0:o1].astype(np.float64) @ g.T).reshape(o1 - o0, c, a * a)
+        _pack_strips(u.transpose(2, 0, 1).astype(np.float32), packed, o0 // MNN_SG_NR)
+    return packed
 
 
 # plan() per argument tuple: a model asks for the same few shapes on every run.

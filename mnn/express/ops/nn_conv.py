@@ -344,15 +344,9 @@ def _use_winograd(x_shape, w_shape, strides, dilations, group, dtype=np.float32)
 
 def _winograd_weight(w, m):
     """The transformed weight ``U[k] = G w G^T`` at the ``(m+2)^2`` positions ``k``, in
-    the kernel's strip layout (``winograd.pack_weight``); cached with the packed GEMM
+    the kernel's strip layout (``winograd.transform_weight``); cached with the packed GEMM
     weights (:class:`_PackCache`)."""
-    def make(w):
-        g = _WINO_G[m]
-        a = m + 2
-        # (O, C, a, a) = G w G^T per kernel, then positions first: (a*a, O, C).
-        u = (g @ w.astype(np.float64) @ g.T).reshape(w.shape[0], w.shape[1], a * a)
-        return _wino_k.pack_weight(u.transpose(2, 0, 1).astype(np.float32))
-    return _PACKED.get(("winograd", m), w, make)
+    return _PACKED.get(("winograd", m), w, lambda w: _wino_k.transform_weight(w, _WINO_G[m]))
 
 
 def _winograd(x, w, bias, y, pads, nt, m, clamp=None):

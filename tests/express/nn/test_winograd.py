@@ -124,6 +124,21 @@ def test_winograd_kernel_rejects_mismatched_buffers():
         wk.pack_weight(np.zeros((9, 4, 4), np.float32))
 
 
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("o, c", [(16, 16), (70, 24), (300, 40)])
+def test_transform_weight_in_blocks_equals_the_whole_transform(monkeypatch, m, o, c):
+    # Blocks of one strip (the smallest budget) must give the transform of the whole
+    # weight, computed here by numpy's einsum.
+    monkeypatch.setattr(wk, "_TRANSFORM_BYTES", 1)
+    wt = _data(o, c, 3, 3)
+    g = nn_conv._WINO_G[m]
+    u = np.einsum("ai,ocij,bj->aboc", g, wt.astype(np.float64), g)
+    ref = wk.pack_weight(u.reshape((m + 2) ** 2, o, c).astype(np.float32))
+    np.testing.assert_allclose(wk.transform_weight(wt, g), ref, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="weight must be"):
+        wk.transform_weight(wt[:, :, :2], g)
+
+
 def test_winograd_kernel_output_larger_than_the_input_reads_no_pixel_outside():
     # Pads far past the image: every tile is an edge tile, every read is tested.
     x, wt, b = _data(1, 16, 3, 4), _data(16, 16, 3, 3), _data(16)
