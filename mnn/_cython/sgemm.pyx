@@ -160,6 +160,46 @@ def gemm_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, ::1
                          0, P, &pb[tid, 0], &bias[0], flo, fhi)
 
 
+cdef bint _check_conv_args(const float[::1] packed, Py_ssize_t packed_floats, Py_ssize_t m,
+                           const float[:, :, :, :] x, float[:, :, :] c,
+                           const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw,
+                           Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
+                           Py_ssize_t dh, Py_ssize_t dw, double lo, double hi,
+                           int nthreads) except -1:
+    """Validates the arguments shared by the two conv entry points (``packed_floats``:
+    the size the packed weight must have). True when nothing is left to compute: no
+    output, or an empty reduction, whose output is then the clamped bias."""
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 1 or ow < 1:
+        raise ValueError("sgemm conv: kernel, output size, stride and dilation must be >= 1")
+    if m < 0 or packed.shape[0] != max(packed_floats, 1):
+        raise ValueError(f"sgemm conv: packed weight of {packed.shape[0]} floats is not a "
+                         f"({m}, {C}*{kh}*{kw}) matrix")
+    if c.shape[0] != N or c.shape[1] != m or P != oh * ow:
+        raise ValueError(f"sgemm conv: output ({c.shape[0]}, {c.shape[1]}, {P}) is not "
+                         f"({N}, {m}, {oh}*{ow})")
+    if (c.strides[2] != sizeof(float) or c.strides[1] < <Py_ssize_t>sizeof(float)
+            or c.strides[1] % sizeof(float) or c.strides[0] < 0
+            or c.strides[0] % sizeof(float)):
+        raise ValueError("sgemm conv: output rows must be contiguous float32 with positive "
+                         "strides")
+    if (x.strides[3] != sizeof(float) or x.strides[0] % sizeof(float)
+            or x.strides[1] % sizeof(float) or x.strides[2] % sizeof(float)):
+        raise ValueError("sgemm conv: input rows must be contiguous float32")
+    if bias.shape[0] != m:
+        raise ValueError(f"sgemm conv: bias of {bias.shape[0]} values for {m} rows")
+    if nthreads < 1:
+        raise ValueError("sgemm conv: nthreads must be >= 1")
+    if m == 0 or N == 0:
+        return True
+    if K == 0 or H == 0 or W == 0:
+        # Every window reads only zeros.
+        np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
+        return True
+    return False
+
+
 def conv_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, :, :, :] x,
                        float[:, :, :] c, const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw,
                        Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
@@ -195,30 +235,8 @@ def conv_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     """
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
-    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 1 or ow < 1:
-        raise ValueError("sgemm conv: kernel, output size, stride and dilation must be >= 1")
-    if m < 0 or packed.shape[0] != max(mnn_sg_packed_a_size(m, K), 1):
-        raise ValueError(f"sgemm conv: packed weight of {packed.shape[0]} floats is not a "
-                         f"({m}, {C}*{kh}*{kw}) matrix")
-    if c.shape[0] != N or c.shape[1] != m or P != oh * ow:
-        raise ValueError(f"sgemm conv: output ({c.shape[0]}, {c.shape[1]}, {P}) is not "
-                         f"({N}, {m}, {oh}*{ow})")
-    if (c.strides[2] != sizeof(float) or c.strides[1] < <Py_ssize_t>sizeof(float)
-            or c.strides[1] % sizeof(float) or c.strides[0] < 0
-            or c.strides[0] % sizeof(float)):
-        raise ValueError("sgemm conv: output rows must be contiguous float32 with positive "
-                         "strides")
-    if (x.strides[3] != sizeof(float) or x.strides[0] % sizeof(float)
-            or x.strides[1] % sizeof(float) or x.strides[2] % sizeof(float)):
-        raise ValueError("sgemm conv: input rows must be contiguous float32")
-    if bias.shape[0] != m:
-        raise ValueError(f"sgemm conv: bias of {bias.shape[0]} values for {m} rows")
-    if nthreads < 1:
-        raise ValueError("sgemm conv: nthreads must be >= 1")
-    if m == 0 or N == 0:
-        return
-    if K == 0 or H == 0 or W == 0:
-        np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
+    if _check_conv_args(packed, mnn_sg_packed_a_size(m, K), m, x, c, bias, kh, kw, oh, ow, sh, sw,
+                        dh, dw, lo, hi, nthreads):
         return
     cdef Py_ssize_t slabs = (m + mnn_sg_mr - 1) // mnn_sg_mr
     # Each image is split in `parts` jobs: column chunks (whole strips) when every part
@@ -332,33 +350,10 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
                            "use conv_packed_images")
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
-    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 1 or ow < 1:
-        raise ValueError("sgemm conv: kernel, output size, stride and dilation must be >= 1")
     if pt < 0 or pl < 0:
         raise ValueError("sgemm conv: pads must be >= 0")
-    if m < 0 or packed.shape[0] != max(mnn_sd_packed_size(m, K), 1):
-        raise ValueError(f"sgemm conv: packed weight of {packed.shape[0]} floats is not a "
-                         f"({m}, {C}*{kh}*{kw}) matrix")
-    if c.shape[0] != N or c.shape[1] != m or P != oh * ow:
-        raise ValueError(f"sgemm conv: output ({c.shape[0]}, {c.shape[1]}, {P}) is not "
-                         f"({N}, {m}, {oh}*{ow})")
-    if (c.strides[2] != sizeof(float) or c.strides[1] < <Py_ssize_t>sizeof(float)
-            or c.strides[1] % sizeof(float) or c.strides[0] < 0
-            or c.strides[0] % sizeof(float)):
-        raise ValueError("sgemm conv: output rows must be contiguous float32 with positive "
-                         "strides")
-    if (x.strides[3] != sizeof(float) or x.strides[2] % sizeof(float)
-            or x.strides[1] % sizeof(float) or x.strides[0] % sizeof(float)):
-        raise ValueError("sgemm conv: input rows must be contiguous float32")
-    if bias.shape[0] != m:
-        raise ValueError(f"sgemm conv: bias of {bias.shape[0]} values for {m} rows")
-    if nthreads < 1:
-        raise ValueError("sgemm conv: nthreads must be >= 1")
-    if m == 0 or N == 0:
-        return
-    if K == 0 or H == 0 or W == 0:
-        # Every window reads only zeros.
-        np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
+    if _check_conv_args(packed, mnn_sd_packed_size(m, K), m, x, c, bias, kh, kw, oh, ow, sh, sw,
+                        dh, dw, lo, hi, nthreads):
         return
     cdef Py_ssize_t hp, wp
     hp, wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
