@@ -438,14 +438,10 @@ def _same_lower_pads(size, kernel, stride):
     return total - total // 2, total // 2
 
 
-@pytest.mark.parametrize("shape", [(1, C, 9, 12), (2, C, 16, 7), (1, C, 8, 13)])
-def test_max_pool_same_lower_stride_over_kernel(shape, tmp_path):
-    """MaxPool SAME_LOWER with strides over the kernel on dynamic dims (the input padded
-    with -inf and cut with run-time bounds), against torch's max_pool2d of the input
-    padded by ONNX's SAME_LOWER rule (onnxruntime refuses these pads)."""
-    torch = pytest.importorskip("torch")
-    MNN = pytest.importorskip("MNN")
-    model = _model("max_pool_same_lower")
+def _same_lower_case(name, shape, tmp_path):
+    """The case ``name`` with a 2x3 kernel and 3x4 strides, converted to a file:
+    ``(model, .mnn path, input of shape)``."""
+    model = _model(name)
     attrs = {a.name: a for a in model.graph.node[0].attribute}
     attrs["kernel_shape"].ints[:] = [2, 3]
     attrs["strides"].ints[:] = [3, 4]
@@ -455,17 +451,34 @@ def test_max_pool_same_lower_stride_over_kernel(shape, tmp_path):
     assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
                        "--bizCode", "test"]) == 0
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return model, dst, x
+
+
+def _check_three_ways(model, dst, x, want, MNN, rtol, atol=0.0):
+    """In memory, through our file loader and through the real wheel, against ``want``."""
+    np.testing.assert_allclose(load_onnx(model).run({"x": x})["y"], want, rtol=rtol,
+                               atol=atol)
+    got = mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
+    np.testing.assert_allclose(np.asarray(got.read()), want, rtol=rtol, atol=atol)
+    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
+    theirs = wheel.forward(MNN.expr.const(x, list(x.shape), MNN.expr.NCHW))
+    np.testing.assert_allclose(np.array(theirs.read()), want, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("shape", [(1, C, 9, 12), (2, C, 16, 7), (1, C, 8, 13)])
+def test_max_pool_same_lower_stride_over_kernel(shape, tmp_path):
+    """MaxPool SAME_LOWER with strides over the kernel on dynamic dims (the input padded
+    with -inf and cut with run-time bounds), against torch's max_pool2d of the input
+    padded by ONNX's SAME_LOWER rule (onnxruntime refuses these pads)."""
+    torch = pytest.importorskip("torch")
+    MNN = pytest.importorskip("MNN")
+    model, dst, x = _same_lower_case("max_pool_same_lower", shape, tmp_path)
     (top, bottom), (left, right) = (_same_lower_pads(shape[2], 2, 3),
                                     _same_lower_pads(shape[3], 3, 4))
     padded = torch.nn.functional.pad(torch.tensor(x), (left, right, top, bottom),
                                      value=float("-inf"))
     want = torch.nn.functional.max_pool2d(padded, (2, 3), (3, 4)).numpy()
-    np.testing.assert_allclose(load_onnx(model).run({"x": x})["y"], want, rtol=1e-6)
-    got = mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
-    np.testing.assert_allclose(np.asarray(got.read()), want, rtol=1e-6)
-    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
-    theirs = wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW))
-    np.testing.assert_allclose(np.array(theirs.read()), want, rtol=1e-6)
+    _check_three_ways(model, dst, x, want, MNN, rtol=1e-6)
 
 
 def test_scatter_elements_indices_smaller_than_data_static():
@@ -559,16 +572,7 @@ def test_average_pool_same_lower_stride_over_kernel(shape, tmp_path):
     refuses these pads)."""
     torch = pytest.importorskip("torch")
     MNN = pytest.importorskip("MNN")
-    model = _model("avg_pool_same_lower")
-    attrs = {a.name: a for a in model.graph.node[0].attribute}
-    attrs["kernel_shape"].ints[:] = [2, 3]
-    attrs["strides"].ints[:] = [3, 4]
-    src, dst = os.path.join(tmp_path, "m.onnx"), os.path.join(tmp_path, "m.mnn")
-    with open(src, "wb") as fh:
-        fh.write(model.SerializeToString())
-    assert mnnconvert(["-f", "ONNX", "--modelFile", src, "--MNNModel", dst,
-                       "--bizCode", "test"]) == 0
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    model, dst, x = _same_lower_case("avg_pool_same_lower", shape, tmp_path)
     (top, bottom), (left, right) = (_same_lower_pads(shape[2], 2, 3),
                                     _same_lower_pads(shape[3], 3, 4))
 
@@ -577,12 +581,7 @@ def test_average_pool_same_lower_stride_over_kernel(shape, tmp_path):
         return torch.nn.functional.avg_pool2d(padded, (2, 3), (3, 4)).numpy() * 6
 
     want = sums(x) / sums(np.ones_like(x))
-    np.testing.assert_allclose(load_onnx(model).run({"x": x})["y"], want, rtol=1e-5)
-    got = mnn_nn.load_module_from_file(dst, ["x"], ["y"]).forward(F.const(x))
-    np.testing.assert_allclose(np.asarray(got.read()), want, rtol=1e-5)
-    wheel = MNN.nn.load_module_from_file(dst, ["x"], ["y"])
-    theirs = wheel.forward(MNN.expr.const(x, list(shape), MNN.expr.NCHW))
-    np.testing.assert_allclose(np.array(theirs.read()), want, rtol=1e-5, atol=1e-6)
+    _check_three_ways(model, dst, x, want, MNN, rtol=1e-5, atol=1e-6)
 
 
 def test_split_sizes_on_dynamic_axis_refuse_another_size(tmp_path):
