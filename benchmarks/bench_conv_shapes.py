@@ -21,7 +21,6 @@ import argparse
 import collections
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -32,6 +31,7 @@ import mnn.expr as F  # noqa: I001
 
 import models
 import numpy as np
+from timing import median_ms
 from mnn.express import optable
 import onnxruntime as ort
 import torch
@@ -90,18 +90,6 @@ def _onnx_conv(s, w, b):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _median_ms(fn, repeat):
-    """(wall, cpu) medians in ms (cpu: process time of all threads)."""
-    fn()
-    wall, cpu = [], []
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return float(np.median(wall) * 1e3), float(np.median(cpu) * 1e3)
-
-
 def run_shape(s, threads, repeat, rng):
     """{threads: ((ours wall, cpu), (ort wall, cpu), (graph wall, cpu))} for shape ``s``."""
     x = rng.standard_normal((1, s.cin, s.h, s.w)).astype(np.float32)
@@ -140,7 +128,7 @@ def run_shape(s, threads, repeat, rng):
         rounds = {ours: [], theirs: [], graph: []}
         for _ in range(3):  # interleaved rounds; keep each peer's best round
             for f in rounds:
-                rounds[f].append(_median_ms(f, repeat))
+                rounds[f].append(median_ms(f, repeat))
         out[n] = tuple((min(r[0] for r in v), min(r[1] for r in v)) for v in rounds.values())
     return out
 

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -26,25 +25,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mnn.expr as F  # noqa: I001
 
 import models
+from timing import median_ms
 import onnxruntime as ort
 import torch
 
 MODELS = {"MobileNetV2": models.MobileNetV2, "ResNet18": models.ResNet18}
 SHAPE = (1, 3, 224, 224)
-
-
-def _median_ms(fn, repeat):
-    """(wall, cpu) medians in ms. CPU time is process time (all threads): on a loaded
-    machine wall time mostly measures waiting for a core, so at one thread the CPU
-    time is the fairer comparison (at two, spinning worker threads inflate it)."""
-    fn()  # warm-up (caches, packed weights)
-    wall, cpu = [], []
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return float(np.median(wall) * 1e3), float(np.median(cpu) * 1e3)
 
 
 def build(name, tmp):
@@ -91,9 +77,9 @@ def bench(name, threads, repeat, tmp):
         # Interleave the peers so machine noise hits them alike.
         t_ours, t_torch, t_ort = [], [], []
         for _ in range(3):
-            t_ours.append(_median_ms(ours, repeat))
-            t_torch.append(_median_ms(theirs_torch, repeat))
-            t_ort.append(_median_ms(theirs_ort, repeat))
+            t_ours.append(median_ms(ours, repeat))
+            t_torch.append(median_ms(theirs_torch, repeat))
+            t_ort.append(median_ms(theirs_ort, repeat))
         best = [(min(t[0] for t in ts), min(t[1] for t in ts))
                 for ts in (t_ours, t_torch, t_ort)]
         rows.append((name, n, best[0], best[1], best[2], diff))

@@ -9,8 +9,8 @@ Usage: ``python benchmarks/bench_nn_ops.py [--repeat 30] [--threads 1 2]``
 import argparse
 import os
 import sys
-import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # mnn first: it sets OpenMP's wait policy (passive) before libgomp, which torch shares,
@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mnn.expr as F  # noqa: I001
 
 import numpy as np
+from timing import median_ms
 import onnxruntime as ort
 import torch
 import torch.nn.functional as TF
@@ -153,20 +154,6 @@ def _softmax_norm_activation_cases():
     return out
 
 
-def _median_ms(fn, repeat):
-    """(wall, cpu) medians in ms. CPU time is process time (all threads): on a loaded
-    machine wall time mostly measures waiting for a core, so at one thread the CPU
-    time is the fairer comparison (at two, spinning worker threads inflate it)."""
-    fn()
-    wall, cpu = [], []
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return float(np.median(wall) * 1e3), float(np.median(cpu) * 1e3)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
@@ -209,7 +196,7 @@ def main():
             runs = {f: [] for f in (run_ours, run_torch, run_ort)}
             for _ in range(2):  # interleaved rounds; keep each peer's best round
                 for f in runs:
-                    runs[f].append(_median_ms(f, args.repeat))
+                    runs[f].append(median_ms(f, args.repeat))
             (aw, ac), (bw, bc), (cw, cc) = (
                 (min(r[0] for r in v), min(r[1] for r in v)) for v in runs.values())
             print(f"{name:28s} {n:3d} {aw:6.2f}/{ac:6.2f} {bw:7.2f}/{bc:6.2f} "
