@@ -12,6 +12,7 @@ Reading a Var walks the graph above it, recomputing only the Exprs whose inputs 
 Cached arrays are never written in place (sources are replaced on ``write``), so ops may
 return views of their inputs and ``read()`` results stay valid.
 """
+import sys
 from weakref import WeakKeyDictionary
 from weakref import ref as _weakref
 
@@ -122,11 +123,16 @@ class Expr:
             return self.values
         if _only_sources(self.inputs):
             # Only sources above: no graph walk needed (the common small case).
-            if self.values is None or self.input_versions != tuple(
-                    [v.expr.version for v in self.inputs]):
+            if self.input_versions != tuple([v.expr.version for v in self.inputs]):
                 self._compute()
+            elif self.values is None:
+                # Released after an evaluation (_release_plan): the same values again,
+                # under the same version, so that consumers stay fresh.
+                version = self.version
+                self._compute()
+                self.version = version
             return self.values
-        _run_order(_stale_order([self]))
+        _evaluate_roots([self])
         return self.values
 
     def store_result(self, out):
@@ -298,16 +304,20 @@ def _ancestors(root):
     return topological_order([root])
 
 
-def _stale_order(roots):
+def _stale_order(roots, revived=None):
     """Stale op Exprs above and including each of ``roots``, inputs before consumers.
 
     One walk for all roots (reading several outputs, e.g. every gradient of a step,
     shares the graph above them). Iterative: graphs of thousands of ops would overflow
-    Python's recursion limit. An Expr is stale when it has no values, an input is stale,
+    Python's recursion limit. An Expr is stale when it never computed, an input is stale,
     or an input's version moved since it computed.
+
+    A released Expr (see :func:`_release_plan`) is fresh but holds no values. It is
+    listed only when a stale consumer or a root needs its values; its ids go into
+    ``revived`` so that recomputing it keeps its version (its consumers stay fresh).
     """
     order = []
-    state = {}  # Expr id -> True (stale) / False (fresh), once decided; sources absent
+    state = {}  # Expr id -> _STALE / _FRESH / _RELEASED / _REVIVED; sources absent
     stack = [(root, False) for root in reversed(roots) if root.op is not None]
     pop, push = stack.pop, stack.append
     while stack:
@@ -323,37 +333,144 @@ def _stale_order(roots):
                 if src.op is not None and src.id not in state:
                     push((src, False))
             continue
-        stale = expr.values is None or expr.input_versions != tuple(
-            [v.expr.version for v in inputs])
+        stale = expr.input_versions != tuple([v.expr.version for v in inputs])
         if not stale:
             for v in inputs:
-                if state.get(v.expr.id, False):
+                if state.get(v.expr.id) is _STALE:
                     stale = True
                     break
-        state[eid] = stale
         if stale:
+            _revive_inputs(expr, state, order, revived)
+            state[eid] = _STALE
             order.append(expr)
+        elif expr.values is None:
+            state[eid] = _RELEASED
+        else:
+            state[eid] = _FRESH
+    for root in roots:
+        if state.get(root.id) is _RELEASED:
+            _revive_inputs(root, state, order, revived)
+            _mark_revived(root, state, order, revived)
     return order
 
 
-def _run_order(order):
+_STALE, _FRESH, _RELEASED, _REVIVED = "stale", "fresh", "released", "revived"
+
+
+def _revive_inputs(expr, state, order, revived):
+    """List the released Exprs above ``expr`` whose values it needs, inputs first."""
+    stack = [(v.expr, False) for v in reversed(expr.inputs)
+             if state.get(v.expr.id) is _RELEASED]
+    while stack:
+        src, expanded = stack.pop()
+        if state[src.id] is not _RELEASED:
+            continue
+        if expanded:
+            _mark_revived(src, state, order, revived)
+            continue
+        stack.append((src, True))
+        for v in reversed(src.inputs):
+            if state.get(v.expr.id) is _RELEASED:
+                stack.append((v.expr, False))
+
+
+def _mark_revived(expr, state, order, revived):
+    state[expr.id] = _REVIVED
+    order.append(expr)
+    if revived is None:
+        raise RuntimeError(f"mnn internal error: released {expr.op_type} needed by a walk "
+                           "that cannot recompute it")
+    revived.add(expr.id)
+
+
+def _run_order(order, revived=()):
     """Compute the stale Exprs of ``order`` (from :func:`_stale_order`) in turn, fusing
-    multiply-add pairs the fusion planner finds."""
-    fused = _fusion().plan(order) if len(order) > 1 else None
-    if not fused:
-        for expr in order:
-            expr._compute()
+    multiply-add pairs the fusion planner finds and releasing intermediate values nothing
+    else can read (:func:`_release_plan`). Exprs in ``revived`` were released earlier:
+    they compute their values again without a new version."""
+    if len(order) == 1 and not revived:
+        order[0]._compute()
         return
+    fused = _fusion().plan(order)
+    release = _release_plan(order)
     skipped = {id(producer) for _, producer in fused.values()}
-    for expr in order:
+    for i, expr in enumerate(order):
         if id(expr) in skipped:
             continue
+        if expr.id in revived:
+            version = expr.version
+            expr._compute()
+            expr.version = version
+            continue
         pair = fused.get(id(expr))
-        if pair is not None and not _fusion().compute_fused(*pair):
-            pair[1]._compute()  # the arrays did not allow fusing: compute normally
-            pair = None
+        if pair is not None:
+            producer = pair[1]
+            if _fusion().compute_fused(*pair):
+                # The product was never stored: it is fresh without values, as if
+                # released, and is computed again only if something reads it.
+                producer.input_versions = tuple([v.expr.version for v in producer.inputs])
+            else:
+                producer._compute()  # the arrays did not allow fusing: compute normally
+                pair = None
         if pair is None:
             expr._compute()
+        done = release.get(i)
+        if done is not None:
+            for producer in done:
+                producer.values = None
+
+
+def _evaluate_roots(roots):
+    """Bring every Expr of ``roots`` up to date (computing, reviving as needed)."""
+    revived = set()
+    order = _stale_order(roots, revived)
+    if order:
+        _run_order(order, revived)
+
+
+# References to a Var held only by this evaluation's consumers: one per consumer inputs
+# list that holds it, plus the ``uses`` entry, the loop variable and getrefcount's argument
+# in :func:`_release_plan` (Expr.outputs holds weak references).
+_RELEASE_EXTRA_REFS = 3
+
+
+def _release_plan(order):
+    """``{position in order: [Exprs whose values can go once that Expr computed]}``.
+
+    An intermediate value is released after its last consumer in ``order`` computed when
+    nothing outside this evaluation can read it: its Var is referenced only by the input
+    lists of consumers in ``order`` (no user variable, no fresh consumer, no gradient rule
+    holds it). Without this, every intermediate of a network stays cached and each op
+    writes to memory that no cache holds; with it the allocator hands the freed arrays to
+    the next ops while they are still in cache, as an inference engine's arena does.
+    Should anything read a released Expr later, it is computed again like any stale op.
+
+    Values computed from trainable parameters are kept: a training step that follows a
+    read of the loss takes the forward pass from them.
+    """
+    in_order = {id(e) for e in order}
+    uses = {}  # id(var) -> [var, consumers in order, position of the last one]
+    for i, expr in enumerate(order):
+        for v in expr.inputs:
+            src = v.expr
+            if src.op is None:
+                if src.kind == TRAINABLE:
+                    return {}
+                continue
+            if id(src) not in in_order:
+                continue
+            entry = uses.get(id(v))
+            if entry is None:
+                uses[id(v)] = [v, 1, i]
+            else:
+                entry[1] += 1
+                entry[2] = i
+    release = {}
+    for entry in uses.values():
+        v = entry[0]
+        if len(v.expr._outs) == 1 and sys.getrefcount(v) == entry[1] + _RELEASE_EXTRA_REFS:
+            release.setdefault(entry[2], []).append(v.expr)
+    return release
 
 
 def evaluate_many(variables):
@@ -373,7 +490,7 @@ def evaluate_many(variables):
     """
     variables = list(variables)
     exprs = [v.expr for v in variables]
-    _run_order(_stale_order(exprs))
+    _evaluate_roots(exprs)
     values = []
     for v, expr in zip(variables, exprs):
         if expr.values is None:
