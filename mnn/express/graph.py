@@ -13,6 +13,7 @@ Cached arrays are never written in place (sources are replaced on ``write``), so
 return views of their inputs and ``read()`` results stay valid.
 """
 import sys
+from functools import partial
 from weakref import WeakKeyDictionary
 from weakref import ref as _weakref
 
@@ -252,10 +253,17 @@ def _only_sources(inputs):
 def _fusion():
     """The fusion planner (mnn/express/ops/fusion.py), imported on first use."""
     if not _FUSION:
-        from .ops import fusion
+        from .ops import fusion, fusion_block
 
-        _FUSION.append(fusion)
+        _FUSION.extend((fusion, fusion_block))
     return _FUSION[0]
+
+
+def _fusion_block():
+    """The inverted-residual block planner (mnn/express/ops/fusion_block.py)."""
+    if not _FUSION:
+        _fusion()
+    return _FUSION[1]
 
 
 def bump_shape_epoch():
@@ -385,39 +393,64 @@ def _mark_revived(expr, state, order, revived):
 
 def _run_order(order, revived=()):
     """Compute the stale Exprs of ``order`` (from :func:`_stale_order`) in turn, fusing
-    multiply-add pairs the fusion planner finds and releasing intermediate values nothing
-    else can read (:func:`_release_plan`). Exprs in ``revived`` were released earlier:
-    they compute their values again without a new version."""
+    the chains the fusion planners find (:func:`_fused_groups`) and releasing intermediate
+    values nothing else can read (:func:`_release_plan`). Exprs in ``revived`` were
+    released earlier: they compute their values again without a new version."""
     if len(order) == 1 and not revived:
         order[0]._compute()
         return
-    fused = _fusion().plan(order)
+    # Reviving recomputes single Exprs by design: no fusion then (rare).
+    groups = {} if revived else _fused_groups(order)
     release = _release_plan(order)
-    skipped = {id(producer) for _, producer in fused.values()}
+    group_of = {}
+    for final_id, (members, _) in groups.items():
+        for m in members:
+            group_of[id(m)] = final_id
+    deferred = {}  # final id -> releases due at its members' positions
     for i, expr in enumerate(order):
-        if id(expr) in skipped:
+        final_id = group_of.get(id(expr))
+        if final_id is not None:
+            # A fused member: computed with its group's final Expr, so values it was the
+            # last reader of are released only after that.
+            done = release.get(i)
+            if done is not None:
+                deferred.setdefault(final_id, []).extend(done)
             continue
         if expr.id in revived:
             version = expr.version
             expr._compute()
             expr.version = version
-            continue
-        pair = fused.get(id(expr))
-        if pair is not None:
-            producer = pair[1]
-            if _fusion().compute_fused(*pair):
-                # The product was never stored: it is fresh without values, as if
-                # released, and is computed again only if something reads it.
-                producer.input_versions = tuple([v.expr.version for v in producer.inputs])
+        else:
+            group = groups.get(id(expr))
+            if group is None:
+                expr._compute()
+            elif group[1]():
+                # The members were never stored: they are fresh without values, as if
+                # released, and are computed again only if something reads them.
+                for m in group[0]:
+                    m.input_versions = tuple([v.expr.version for v in m.inputs])
             else:
-                producer._compute()  # the arrays did not allow fusing: compute normally
-                pair = None
-        if pair is None:
-            expr._compute()
-        done = release.get(i)
-        if done is not None:
-            for producer in done:
-                producer.values = None
+                for m in group[0]:  # the arrays did not allow fusing: compute normally
+                    m._compute()
+                expr._compute()
+        for done in (release.get(i), deferred.pop(id(expr), None)):
+            if done is not None:
+                for producer in done:
+                    producer.values = None
+
+
+def _fused_groups(order):
+    """``{id(final Expr): (members, compute)}``: chains computed by one call that stores
+    the final Expr's value (``compute()`` returns False when the arrays do not allow it).
+    Inverted-residual blocks first, then multiply-add pairs not touching a block."""
+    groups = {}
+    for final_id, block in _fusion_block().plan(order).items():
+        groups[final_id] = (block.members, block.compute)
+    for consumer, producer in _fusion().plan(order).values():
+        if id(consumer) not in groups:
+            groups[id(consumer)] = ([producer], partial(_fusion().compute_fused, consumer,
+                                                         producer))
+    return groups
 
 
 def _evaluate_roots(roots):

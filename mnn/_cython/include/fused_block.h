@@ -1,0 +1,107 @@
+/* An inverted-residual block (MobileNetV2's) run one band of output rows at a time:
+
+       e = clamp1(W1 x + b1)          1x1 "expand" conv (optional: e = x without it)
+       d = clamp2(dw3x3(e) + b2)      depthwise 3x3, pads 1, stride 1 or 2
+       y = clamp3(W3 d + b3) [+ r]    1x1 "project" conv, optionally plus a residual r
+
+   for one image in NCHW. Run op by op, e and d are whole images (up to 6x the input's
+   channels) written to memory and read back by the next op; here a band of e rows and
+   the band of d rows made from it live in per-thread scratch that stays in L2, and only
+   x, r and y touch memory. The two 1x1 convs are the packed GEMM of sgemm_kernel.h
+   (its B read straight from the band), the depthwise conv dw3x3_kernel.h's plane kernel
+   over the band. Bands move down the image: the e rows a band shares with the previous
+   one (2 at stride 1, 1 at stride 2) are moved to the front of the scratch, not
+   recomputed.
+
+   Bounds: the caller (fused_block.pyx) checks every shape and scratch size; the
+   functions here trust them. */
+#ifndef MNN_FUSED_BLOCK_H
+#define MNN_FUSED_BLOCK_H
+#include <stddef.h>
+#include <string.h>
+#include "sgemm_kernel.h"
+#include "dw3x3_kernel.h"
+
+typedef struct {
+    ptrdiff_t Cin, H, W;        /* input image */
+    ptrdiff_t Ce;               /* expanded channels (== Cin without expand) */
+    ptrdiff_t OH, OW, stride;   /* depthwise output, stride 1 or 2 */
+    ptrdiff_t Cout;             /* project output channels */
+    ptrdiff_t R;                /* output rows per band */
+    const float *pa1, *b1;      /* packed expand weight (mnn_sg_pack_a), or NULL */
+    float lo1, hi1;
+    const float *wdw, *b2;      /* depthwise weight (Ce x 9) and bias */
+    float lo2, hi2;
+    const float *pa3, *b3;      /* packed project weight */
+    float lo3, hi3;
+} mnn_fb_geom;
+
+/* Floats of one thread's e scratch: Ce planes of R*stride + 2 rows of W. */
+static inline ptrdiff_t mnn_fb_ebuf_size(const mnn_fb_geom *g) {
+    return g->Ce * (g->R * g->stride + 2) * g->W;
+}
+
+/* Floats of one thread's d scratch: Ce planes of R rows of OW. */
+static inline ptrdiff_t mnn_fb_dbuf_size(const mnn_fb_geom *g) {
+    return g->Ce * g->R * g->OW;
+}
+
+/* Output rows [oy_a, oy_b) of one image: x (Cin x H x W), r (Cout x OH x OW) or NULL,
+   y (Cout x OH x OW). ebuf, dbuf: this thread's scratch (sizes above); pb: its sgemm
+   packing scratch (MNN_SG_KC * MNN_SG_NC floats); zeros: at least W zero floats. */
+static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, float *y,
+                        ptrdiff_t oy_a, ptrdiff_t oy_b, float *ebuf, float *dbuf,
+                        float *pb, const float *zeros) {
+    const ptrdiff_t W = g->W, H = g->H, s = g->stride, R = g->R;
+    const ptrdiff_t cap = R * s + 2;            /* rows of one e plane in ebuf */
+    const ptrdiff_t plane_e = cap * W, plane_d = R * g->OW, P = g->OH * g->OW;
+    const ptrdiff_t slabs1 = (g->Ce + MNN_SG_MR - 1) / MNN_SG_MR;
+    const ptrdiff_t slabs3 = (g->Cout + MNN_SG_MR - 1) / MNN_SG_MR;
+    ptrdiff_t have_lo = 0, have_hi = 0;        /* e rows held in ebuf, from its row 0 */
+    for (ptrdiff_t oy0 = oy_a; oy0 < oy_b; oy0 += R) {
+        ptrdiff_t oy1 = oy0 + R < oy_b ? oy0 + R : oy_b;
+        ptrdiff_t top = oy0 * s - 1;           /* first e row the band reads (-1: pad) */
+        ptrdiff_t need_lo = top < 0 ? 0 : top;
+        ptrdiff_t need_hi = (oy1 - 1) * s + 2; /* one past the last e row it reads */
+        if (need_hi > H) need_hi = H;
+        ptrdiff_t rows = need_hi - need_lo;
+        const float *src;                      /* the band's e planes */
+        ptrdiff_t src_plane;
+        if (g->pa1) {
+            ptrdiff_t keep = 0;
+            if (have_hi > need_lo && have_lo <= need_lo) {
+                keep = have_hi - need_lo;
+                if (have_lo < need_lo)
+                    for (ptrdiff_t c = 0; c < g->Ce; c++)
+                        memmove(ebuf + c * plane_e, ebuf + c * plane_e + (need_lo - have_lo) * W,
+                                (size_t)(keep * W) * sizeof(float));
+            }
+            if (rows > keep)
+                mnn_sg_block(g->Ce, g->Cin, g->pa1, x + (need_lo + keep) * W, H * W,
+                             ebuf + keep * W, plane_e, 0, slabs1, 0, (rows - keep) * W, pb,
+                             g->b1, g->lo1, g->hi1);
+            have_lo = need_lo;
+            have_hi = need_hi;
+            src = ebuf;
+            src_plane = plane_e;
+        } else {
+            src = x + need_lo * W;
+            src_plane = H * W;
+        }
+        ptrdiff_t pt = need_lo - top;          /* 1 when the band starts on the pad row */
+        for (ptrdiff_t c = 0; c < g->Ce; c++)
+            mnn_dw3x3_plane(src + c * src_plane, rows, W, g->wdw + 9 * c, g->b2[c],
+                            dbuf + c * plane_d, oy1 - oy0, g->OW, s, (int)s, pt, 1, zeros,
+                            g->lo2, g->hi2);
+        ptrdiff_t n = (oy1 - oy0) * g->OW;
+        mnn_sg_block(g->Cout, g->Ce, g->pa3, dbuf, plane_d, y + oy0 * g->OW, P, 0, slabs3,
+                     0, n, pb, g->b3, g->lo3, g->hi3);
+        if (r)
+            for (ptrdiff_t c = 0; c < g->Cout; c++) {
+                float *yr = y + c * P + oy0 * g->OW;
+                const float *rr = r + c * P + oy0 * g->OW;
+                for (ptrdiff_t i = 0; i < n; i++) yr[i] += rr[i];
+            }
+    }
+}
+#endif

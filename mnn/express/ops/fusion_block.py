@@ -1,0 +1,217 @@
+"""Evaluation-time fusion of MobileNetV2's inverted-residual block into one kernel call.
+
+The chain ``conv2d`` 1x1 (expand, optional) -> depthwise ``conv2d`` 3x3 (pads 1, stride 1
+or 2) -> ``conv2d`` 1x1 (project), optionally followed by an ``add`` of the block's input,
+is computed band by band by :func:`mnn._cython.fused_block.inverted_residual`: the
+expanded and depthwise images (up to six times the input's channels) stay in cache
+instead of going to memory and back, and three or four ops cost one call.
+
+A chain is fused only when nothing else can read its intermediate values (their Vars
+are referenced only by the next op of the chain, as :mod:`.fusion` checks for a product)
+and all are float32. The skipped ops keep no values; should anything read them later
+they are computed then like any released op. Results are the ops' own up to float
+rounding order inside the GEMMs (the same kernels run, on bands).
+"""
+import sys
+
+import numpy as np
+
+from ..._cython import fused_block as _kernel
+from ..runtime import get_thread_number
+from . import nn_common as nc
+from .nn_conv import _geometry, _packed_weight
+
+__all__ = ["Block", "plan"]
+
+_F32 = np.dtype(np.float32)
+# References to an intermediate Var held only by the graph: its one consumer's inputs
+# list, the caller's loop variable, this function's argument and getrefcount's own.
+_GRAPH_ONLY_REFS = 4
+
+
+def _graph_only(v):
+    return sys.getrefcount(v) == _GRAPH_ONLY_REFS
+
+
+def _conv_parts(expr):
+    """``(x_var, w_shape, x_shape)`` of a float32 conv2d Expr with known shapes, else None."""
+    if expr.op is None or expr.op.name != "conv2d" or len(expr.inputs) not in (2, 3):
+        return None
+    x, w = expr.inputs[0], expr.inputs[1]
+    xm, wm = x.expr.metas[x.index], w.expr.metas[w.index]
+    if xm.shape is None or wm.shape is None or xm.dtype != _F32 or wm.dtype != _F32:
+        return None
+    if len(xm.shape) != 4 or len(wm.shape) != 4 or expr.metas[0].dtype != _F32:
+        return None
+    if expr.attrs["dilations"] != (1, 1):
+        return None
+    return x, tuple(wm.shape), tuple(xm.shape)
+
+
+def _pads(expr, x_shape, w_shape):
+    return tuple(_geometry(x_shape[2:], w_shape[2:], expr.attrs["strides"],
+                           expr.attrs["pads"], expr.attrs["dilations"],
+                           expr.attrs["padding_mode"])[0])
+
+
+def _pointwise(expr):
+    """The 1x1, stride 1, unpadded, ungrouped conv's input Var, else None."""
+    parts = _conv_parts(expr)
+    if parts is None:
+        return None
+    x, w_shape, x_shape = parts
+    if w_shape[2:] != (1, 1) or expr.attrs["group"] != 1 or expr.attrs["strides"] != (1, 1):
+        return None
+    if any(_pads(expr, x_shape, w_shape)):
+        return None
+    return x
+
+
+def _depthwise(expr):
+    """``(input Var, stride)`` of a 3x3 depthwise conv with pads 1, else None."""
+    parts = _conv_parts(expr)
+    if parts is None:
+        return None
+    x, w_shape, x_shape = parts
+    c = x_shape[1]
+    strides = expr.attrs["strides"]
+    if w_shape != (c, 1, 3, 3) or expr.attrs["group"] != c or c < 1:
+        return None
+    if strides not in ((1, 1), (2, 2)) or _pads(expr, x_shape, w_shape) != (1, 1, 1, 1):
+        return None
+    return x, strides[0]
+
+
+class Block:
+    """One fusable chain: ``members`` computed by one kernel call that stores ``final``."""
+
+    __slots__ = ("expand", "depthwise", "project", "add", "stride", "final", "members")
+
+    def __init__(self, expand, depthwise, project, add, stride):
+        self.expand, self.depthwise, self.project, self.add = expand, depthwise, project, add
+        self.stride = stride
+        chain = [e for e in (expand, depthwise, project) if e is not None]
+        self.final = add if add is not None else project
+        self.members = chain if add is not None else chain[:-1]
+
+    def block_input(self):
+        first = self.expand if self.expand is not None else self.depthwise
+        return first.inputs[0]
+
+    def compute(self):
+        """Compute ``final`` in one kernel call; False when the arrays do not allow it
+        (then the caller computes the ops one by one)."""
+        x = _value(self.block_input())
+        if x is None or x.dtype != _F32 or x.ndim != 4:
+            return False
+        x = nc.c_array(x)
+        pa1 = b1 = None
+        lo1 = hi1 = 0.0
+        if self.expand is not None:
+            w1 = _value(self.expand.inputs[1])
+            pa1 = _packed_weight(w1, 1)[0]
+            b1 = _bias(self.expand, w1.shape[0])
+            lo1, hi1 = _clamp(self.expand)
+        wd = _value(self.depthwise.inputs[1])
+        ce = wd.shape[0]
+        b2 = _bias(self.depthwise, ce)
+        lo2, hi2 = _clamp(self.depthwise)
+        w3 = _value(self.project.inputs[1])
+        pa3 = _packed_weight(w3, 1)[0]
+        b3 = _bias(self.project, w3.shape[0])
+        lo3, hi3 = _clamp(self.project)
+        residual = None
+        if self.add is not None:
+            residual = x
+        if any(a is None for a in (wd, w3, b2, b3)) or (pa1 is not None and b1 is None):
+            return False
+        n, _, h, w = x.shape
+        s = self.stride
+        y = np.empty((n, w3.shape[0], (h - 1) // s + 1, (w - 1) // s + 1), np.float32)
+        _kernel.inverted_residual(x, pa1, b1, lo1, hi1, nc.c_array(wd).reshape(ce, 9), b2,
+                                  lo2, hi2, s, pa3, b3, lo3, hi3, residual, y,
+                                  get_thread_number())
+        self.final.store_result(y)
+        return True
+
+
+def _value(v):
+    values = v.expr.values
+    return None if values is None else values[v.index]
+
+
+def _bias(expr, n):
+    if len(expr.inputs) == 3:
+        b = _value(expr.inputs[2])
+        return None if b is None else nc.c_array(b)
+    return np.zeros(n, np.float32)
+
+
+def _clamp(expr):
+    clamp = expr.attrs.get("clamp")
+    return (-np.inf, np.inf) if clamp is None else (float(clamp[0]), float(clamp[1]))
+
+
+def plan(order):
+    """``{id(final Expr): Block}`` for the fusable chains of ``order``."""
+    position = {id(e): i for i, e in enumerate(order)}
+    consumers = _consumers(order)
+    claimed = set()
+    blocks = {}
+    for project in order:
+        d_var = _pointwise(project)
+        if d_var is None:
+            continue
+        depthwise = d_var.expr
+        if id(depthwise) not in position or len(consumers[id(depthwise)]) != 1 or \
+                not _graph_only(d_var):
+            continue
+        if _depthwise(depthwise) is None:
+            continue
+        e_var = depthwise.inputs[0]
+        stride = depthwise.attrs["strides"][0]
+        expand = e_var.expr
+        if id(expand) in position and len(consumers[id(expand)]) == 1 and \
+                _pointwise(expand) is not None and _graph_only(e_var):
+            block_in = expand.inputs[0]
+        else:
+            expand, block_in = None, e_var
+        add = _residual_add(project, block_in, consumers)
+        block = Block(expand, depthwise, project, add, stride)
+        ids = [id(m) for m in block.members] + [id(block.final)]
+        if any(i in claimed for i in ids):
+            continue
+        claimed.update(ids)
+        blocks[id(block.final)] = block
+    return blocks
+
+
+def _consumers(order):
+    """Expr id -> ``[(consumer, input position)]`` within ``order`` (Exprs do not list
+    their consumers). Positions, not Vars, and a function of its own: a Var held here or
+    by a loop variable would count as a reference and hide a graph-only one."""
+    consumers = {}
+    for e in order:
+        for i, v in enumerate(e.inputs):
+            consumers.setdefault(id(v.expr), []).append((e, i))
+    return consumers
+
+
+def _residual_add(project, block_in, consumers):
+    """The ``add`` of ``project``'s output and the block's input that can be fused, else
+    None."""
+    readers = consumers.get(id(project), ())
+    if len(readers) != 1:
+        return None
+    add, i = readers[0]
+    if add.op.name != "add" or len(add.inputs) != 2:
+        return None
+    other = add.inputs[1 - i]
+    if other.expr is not block_in.expr or other.index != block_in.index:
+        return None
+    if add.metas[0].shape != project.metas[0].shape or add.metas[0].dtype != _F32:
+        return None
+    p_var = add.inputs[i]
+    if not _graph_only(p_var):
+        return None
+    return add

@@ -1,0 +1,195 @@
+"""The fused inverted-residual block: its kernel and the evaluation-time fusion, against
+torch (expand 1x1 + relu6, depthwise 3x3 + relu6, project 1x1, residual)."""
+import numpy as np
+import pytest
+
+import mnn.expr as F
+from mnn._cython import fused_block as fb
+from mnn._cython import sgemm
+from mnn.express.ops import fusion_block
+
+torch = pytest.importorskip("torch")
+tf = torch.nn.functional
+
+
+def _weights(rng, cin, ce, cout, expand):
+    ce = ce if expand else cin
+    w1 = (rng.standard_normal((ce, cin, 1, 1)) * 0.3).astype(np.float32) if expand else None
+    b1 = rng.standard_normal(ce).astype(np.float32) if expand else None
+    wd = (rng.standard_normal((ce, 1, 3, 3)) * 0.3).astype(np.float32)
+    b2 = rng.standard_normal(ce).astype(np.float32)
+    w3 = (rng.standard_normal((cout, ce, 1, 1)) * 0.3).astype(np.float32)
+    b3 = rng.standard_normal(cout).astype(np.float32)
+    return w1, b1, wd, b2, w3, b3
+
+
+def _torch_block(x, w1, b1, wd, b2, w3, b3, stride, residual, clamp3=None):
+    t = torch.from_numpy(x)
+    if w1 is not None:
+        t = torch.clamp(tf.conv2d(t, torch.from_numpy(w1), torch.from_numpy(b1)), 0, 6)
+    t = torch.clamp(tf.conv2d(t, torch.from_numpy(wd), torch.from_numpy(b2), stride=stride,
+                              padding=1, groups=wd.shape[0]), 0, 6)
+    t = tf.conv2d(t, torch.from_numpy(w3), torch.from_numpy(b3))
+    if clamp3 is not None:
+        t = torch.clamp(t, *clamp3)
+    if residual:
+        t = t + torch.from_numpy(x)
+    return t.numpy()
+
+
+CASES = [
+    # n, cin, h, w, ce, cout, stride, expand, residual, threads
+    (1, 16, 40, 36, 96, 24, 2, True, False, 1),
+    (1, 24, 23, 29, 144, 24, 1, True, True, 1),
+    (1, 24, 23, 29, 144, 24, 1, True, True, 2),
+    (2, 8, 13, 11, 20, 8, 1, True, True, 2),
+    (3, 5, 9, 7, 7, 6, 2, True, False, 2),
+    (1, 32, 30, 30, 32, 16, 1, False, False, 2),
+    (1, 6, 1, 1, 12, 6, 1, True, True, 1),
+    (1, 6, 2, 3, 12, 5, 2, True, False, 2),
+    (1, 40, 7, 7, 240, 40, 1, True, True, 2),
+    (2, 9, 5, 17, 9, 11, 2, False, False, 3),
+    (1, 4, 150, 6, 600, 4, 1, True, True, 2),  # tall: many bands, e rows carried over
+    (1, 4, 151, 6, 600, 4, 2, True, False, 1),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_kernel_matches_torch(case):
+    n, cin, h, w, ce, cout, s, expand, residual, threads = case
+    rng = np.random.default_rng(sum(case))
+    x = rng.standard_normal((n, cin, h, w)).astype(np.float32)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, cin, ce, cout, expand)
+    ce = wd.shape[0]
+    y = np.empty((n, cout, (h - 1) // s + 1, (w - 1) // s + 1), np.float32)
+    pa1 = sgemm.pack_weight(w1.reshape(ce, cin)) if expand else None
+    fb.inverted_residual(x, pa1, b1, 0.0, 6.0, wd.reshape(ce, 9), b2, 0.0, 6.0, s,
+                         sgemm.pack_weight(w3.reshape(cout, ce)), b3, -np.inf, np.inf,
+                         x if residual else None, y, threads)
+    want = _torch_block(x, w1, b1, wd, b2, w3, b3, s, residual)
+    np.testing.assert_allclose(y, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+
+
+def _kernel_args(rng):
+    x = rng.standard_normal((1, 8, 6, 6)).astype(np.float32)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, 8, 16, 8, True)
+    return dict(x=x, pa1=sgemm.pack_weight(w1.reshape(16, 8)), b1=b1, lo1=0.0, hi1=6.0,
+                wdw=wd.reshape(16, 9), b2=b2, lo2=0.0, hi2=6.0, stride=1,
+                pa3=sgemm.pack_weight(w3.reshape(8, 16)), b3=b3, lo3=-np.inf, hi3=np.inf,
+                r=None, y=np.empty((1, 8, 6, 6), np.float32), nthreads=1)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("stride", 3, "stride must be 1 or 2"),
+    ("y", np.empty((1, 8, 5, 6), np.float32), "output"),
+    ("r", np.empty((1, 8, 6, 5), np.float32), "residual"),
+    ("b2", np.zeros(15, np.float32), "depthwise weight"),
+    ("pa3", np.zeros(7, np.float32), "packed project weight"),
+    ("pa1", np.zeros(7, np.float32), "packed expand weight"),
+    ("b1", np.zeros(3, np.float32), "packed expand weight"),
+    ("nthreads", 0, "nthreads"),
+])
+def test_kernel_rejects_mismatched_arguments(field, value, message):
+    args = _kernel_args(np.random.default_rng(0))
+    args[field] = value
+    with pytest.raises(ValueError, match=message):
+        fb.inverted_residual(*args.values())
+
+
+def test_kernel_without_expand_needs_matching_channels():
+    args = _kernel_args(np.random.default_rng(1))
+    args["pa1"] = None
+    with pytest.raises(ValueError, match="without expand"):
+        fb.inverted_residual(*args.values())
+
+
+def _graph_block(x, w1, b1, wd, b2, w3, b3, stride, residual, clamp3=None):
+    h = x
+    if w1 is not None:
+        h = F.conv2d(h, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
+    h = F.conv2d(h, F.const(wd), F.const(b2), (stride, stride), (1, 1), group=wd.shape[0],
+                 activation="relu6")
+    y = F.conv2d(h, F.const(w3), F.const(b3), (1, 1), (0, 0))
+    if clamp3 is not None:
+        y = F.clip(y, *clamp3)
+    return x + y if residual else y
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("stride, residual, expand", [
+    (1, True, True), (2, False, True), (1, False, False), (2, False, False)])
+def test_graph_is_fused_and_matches_torch(threads, stride, residual, expand):
+    F.set_thread_number(threads)
+    try:
+        rng = np.random.default_rng(stride * 10 + residual + expand)
+        cin = cout = 12
+        w1, b1, wd, b2, w3, b3 = _weights(rng, cin, 48, cout, expand)
+        xp = F.placeholder([2, cin, 17, 15])
+        y = _graph_block(xp, w1, b1, wd, b2, w3, b3, stride, residual)
+        for _ in range(2):  # a second write: the fused chain runs again
+            data = rng.standard_normal((2, cin, 17, 15)).astype(np.float32)
+            xp.write(data)
+            got = y.read()
+            want = _torch_block(data, w1, b1, wd, b2, w3, b3, stride, residual)
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+        # the expanded and depthwise images were never stored
+        project = y.expr.inputs[1].expr if residual else y.expr
+        dw = project.inputs[0].expr
+        assert dw.values is None
+    finally:
+        F.set_thread_number(1)
+
+
+def test_planner_finds_the_chain_and_skips_held_intermediates(monkeypatch):
+    rng = np.random.default_rng(3)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, 8, 32, 8, True)
+    xp = F.placeholder([1, 8, 9, 9])
+    xp.write(rng.standard_normal((1, 8, 9, 9)).astype(np.float32))
+    calls = []
+    original = fusion_block.Block.compute
+    monkeypatch.setattr(fusion_block.Block, "compute",
+                        lambda self: calls.append(self) or original(self))
+    y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 1, True)
+    y.read()
+    assert len(calls) == 1 and calls[0].add is y.expr
+    # The same block with its depthwise output held by the user: nothing fused, and the
+    # held value is there to read.
+    calls.clear()
+    e = F.conv2d(xp, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
+    d = F.conv2d(e, F.const(wd), F.const(b2), (1, 1), (1, 1), group=32, activation="relu6")
+    y2 = xp + F.conv2d(d, F.const(w3), F.const(b3), (1, 1), (0, 0))
+    np.testing.assert_allclose(y2.read(), y.read(), rtol=1e-6, atol=1e-6)
+    assert calls == []
+    assert d.expr.values is not None
+
+
+def test_released_member_is_recomputed_when_read_later():
+    rng = np.random.default_rng(4)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, 6, 24, 6, True)
+    data = rng.standard_normal((1, 6, 8, 8)).astype(np.float32)
+    xp = F.placeholder([1, 6, 8, 8])
+    xp.write(data)
+    y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 2, False)
+    y.read()
+    dw_var = y.expr.inputs[0]
+    want = torch.clamp(tf.conv2d(
+        torch.clamp(tf.conv2d(torch.from_numpy(data), torch.from_numpy(w1),
+                              torch.from_numpy(b1)), 0, 6),
+        torch.from_numpy(wd), torch.from_numpy(b2), stride=2, padding=1, groups=24), 0, 6)
+    np.testing.assert_allclose(dw_var.read(), want.numpy(), rtol=2e-5, atol=2e-5)
+
+
+def test_other_paddings_and_float64_are_not_fused(monkeypatch):
+    calls = []
+    monkeypatch.setattr(fusion_block.Block, "compute", lambda self: calls.append(self))
+    rng = np.random.default_rng(5)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, 4, 8, 4, True)
+    x = F.const(rng.standard_normal((1, 4, 7, 7)).astype(np.float32))
+    h = F.conv2d(x, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
+    h = F.conv2d(h, F.const(wd), F.const(b2), (1, 1), (0, 0), group=8)  # no pads: VALID
+    F.conv2d(h, F.const(w3), F.const(b3), (1, 1), (0, 0)).read()
+    x64 = F.const(rng.standard_normal((1, 4, 7, 7)))
+    h = F.conv2d(x64, F.const(w1.astype(np.float64)), None, (1, 1), (0, 0))
+    h = F.conv2d(h, F.const(wd.astype(np.float64)), None, (1, 1), (1, 1), group=8)
+    F.conv2d(h, F.const(w3.astype(np.float64)), None, (1, 1), (0, 0)).read()
+    assert calls == []
