@@ -13,7 +13,9 @@ cimport openmp
 cdef extern from "fused_block.h":
     const int mnn_sg_kc
     const int mnn_sg_nc
+    const int mnn_sd_enabled
     Py_ssize_t mnn_sg_packed_a_size(Py_ssize_t M, Py_ssize_t K) nogil
+    Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     ctypedef struct mnn_fb_geom:
         Py_ssize_t Cin, H, W, Ce, OH, OW, stride, Cout, R
         const float* pa1
@@ -25,11 +27,14 @@ cdef extern from "fused_block.h":
         const float* pa3
         const float* b3
         float lo3, hi3
+        int direct1, direct3
+        const Py_ssize_t* koff1
+        const Py_ssize_t* koff3
     Py_ssize_t mnn_fb_ebuf_size(const mnn_fb_geom* g) nogil
     Py_ssize_t mnn_fb_dbuf_size(const mnn_fb_geom* g) nogil
     void mnn_fb_rows(const mnn_fb_geom* g, const float* x, const float* r, float* y,
                      Py_ssize_t oy_a, Py_ssize_t oy_b, float* ebuf, float* dbuf, float* pb,
-                     const float* zeros) nogil
+                     Py_ssize_t* po, const float* zeros) nogil
 
 # Floats of e scratch a band aims at (384 KB): with the band's d rows and the GEMM's
 # packing scratch it stays inside a 1 MB L2.
@@ -43,16 +48,31 @@ def band_rows(Py_ssize_t Ce, Py_ssize_t W, Py_ssize_t stride, Py_ssize_t rows):
     return max(1, min(R, rows))
 
 
+def direct_available():
+    """Whether the direct kernel (AVX-512 F, DQ, VL) is compiled in for the 1x1 convs."""
+    return bool(mnn_sd_enabled)
+
+
+def _packed_size(Py_ssize_t m, Py_ssize_t k, bint direct):
+    if direct:
+        if not mnn_sd_enabled:
+            raise ValueError("fused block: the direct kernel needs AVX-512 (F, DQ, VL)")
+        return max(mnn_sd_packed_size(m, k), 1)
+    return max(mnn_sg_packed_a_size(m, k), 1)
+
+
 def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double hi1,
                       const float[:, ::1] wdw, const float[::1] b2, double lo2, double hi2,
                       Py_ssize_t stride, const float[::1] pa3, const float[::1] b3,
-                      double lo3, double hi3, r, float[:, :, :, ::1] y, int nthreads=1):
+                      double lo3, double hi3, r, float[:, :, :, ::1] y, int nthreads=1,
+                      bint direct1=False, bint direct3=False):
     """``y = clip(W3 @ d + b3, lo3, hi3) [+ r]`` with ``d = clip(dw3x3(e) + b2, lo2,
     hi2)`` (pads 1, ``stride`` 1 or 2) and ``e = clip(W1 @ x + b1, lo1, hi1)``, or
     ``e = x`` when ``pa1`` is None.
 
     ``pa1``/``pa3`` are ``sgemm.pack_weight`` of the ``(Ce, Cin)`` and ``(Cout, Ce)``
-    1x1 weights, ``wdw`` the depthwise weight as ``(Ce, 9)``; ``r`` (None or shaped as
+    1x1 weights (``sgemm.pack_weight_direct`` with ``direct1``/``direct3``: those convs
+    then run the direct kernel), ``wdw`` the depthwise weight as ``(Ce, 9)``; ``r`` (None or shaped as
     ``y``) is added after the project's clamp. ``y`` is overwritten.
     """
     cdef Py_ssize_t N = x.shape[0], Cin = x.shape[1], H = x.shape[2], W = x.shape[3]
@@ -74,10 +94,10 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
     else:
         pa1v = pa1
         b1v = b1
-        if pa1v.shape[0] != max(mnn_sg_packed_a_size(Ce, Cin), 1) or b1v.shape[0] != Ce:
+        if pa1v.shape[0] != _packed_size(Ce, Cin, direct1) or b1v.shape[0] != Ce:
             raise ValueError(f"fused block: packed expand weight of {pa1v.shape[0]} floats "
                              f"and bias ({b1v.shape[0]},) are not a ({Ce}, {Cin}) conv")
-    if pa3.shape[0] != max(mnn_sg_packed_a_size(Cout, Ce), 1):
+    if pa3.shape[0] != _packed_size(Cout, Ce, direct3):
         raise ValueError(f"fused block: packed project weight of {pa3.shape[0]} floats is "
                          f"not a ({Cout}, {Ce}) conv")
     cdef Py_ssize_t OH = (H - 1) // stride + 1, OW = (W - 1) // stride + 1
@@ -106,10 +126,21 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
     g.b1 = &b1v[0] if pa1 is not None else NULL
     g.lo1, g.hi1, g.lo2, g.hi2, g.lo3, g.hi3 = lo1, hi1, lo2, hi2, lo3, hi3
     g.wdw, g.b2, g.pa3, g.b3 = &wdw[0, 0], &b2[0], &pa3[0], &b3[0]
+    g.direct1 = direct1 and pa1 is not None
+    g.direct3 = direct3
+    # Channel offsets of the direct kernel's input: x planes, then the band's d planes.
+    koff_arr = np.concatenate([np.arange(Cin, dtype=np.intp) * (H * W),
+                               np.arange(Ce, dtype=np.intp) * (g.R * OW)])
+    cdef Py_ssize_t[::1] koff = koff_arr
+    g.koff1 = &koff[0]
+    g.koff3 = &koff[Cin]
     cdef Py_ssize_t threads = min(nthreads, N * parts)
     ebuf_arr = np.empty((threads, max(mnn_fb_ebuf_size(&g), 1)), np.float32)
     dbuf_arr = np.empty((threads, max(mnn_fb_dbuf_size(&g), 1)), np.float32)
     pb_arr = np.empty((threads, mnn_sg_kc * mnn_sg_nc), np.float32)
+    # a band's pixels: at most R * stride + 2 e rows of W (and R d rows of OW <= W)
+    po_arr = np.empty((threads, (g.R * stride + 2) * W), np.intp)
+    cdef Py_ssize_t[:, ::1] po = po_arr
     zeros_arr = np.zeros(W, np.float32)
     cdef float[:, ::1] ebuf = ebuf_arr
     cdef float[:, ::1] dbuf = dbuf_arr
@@ -125,5 +156,6 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
             a = (item % parts) * per
             b = a + per if a + per < OH else OH
             if a < b:
-                mnn_fb_rows(&g, &x[n, 0, 0, 0], r0 + n * r_image if has_r else NULL, &y[n, 0, 0, 0], a, b, &ebuf[tid, 0],
-                            &dbuf[tid, 0], &pb[tid, 0], &zeros[0])
+                mnn_fb_rows(&g, &x[n, 0, 0, 0], r0 + n * r_image if has_r else NULL,
+                            &y[n, 0, 0, 0], a, b, &ebuf[tid, 0], &dbuf[tid, 0], &pb[tid, 0],
+                            &po[tid, 0], &zeros[0])

@@ -28,13 +28,44 @@ typedef struct {
     ptrdiff_t OH, OW, stride;   /* depthwise output, stride 1 or 2 */
     ptrdiff_t Cout;             /* project output channels */
     ptrdiff_t R;                /* output rows per band */
-    const float *pa1, *b1;      /* packed expand weight (mnn_sg_pack_a), or NULL */
+    const float *pa1, *b1;      /* packed expand weight, or NULL */
     float lo1, hi1;
     const float *wdw, *b2;      /* depthwise weight (Ce x 9) and bias */
     float lo2, hi2;
     const float *pa3, *b3;      /* packed project weight */
     float lo3, hi3;
+    /* Each 1x1 conv runs the packed GEMM (weight packed by mnn_sg_pack_a, direct 0) or
+       the direct kernel (mnn_sd_pack_w, direct 1: deep K, AVX-512 only). */
+    int direct1, direct3;
+    const ptrdiff_t *koff1;     /* direct expand: k * H * W for k < Cin */
+    const ptrdiff_t *koff3;     /* direct project: k * R * OW for k < Ce */
 } mnn_fb_geom;
+
+/* Pixels per direct tile: 7 when that divides the pixels and 8 does not (see
+   conv_direct_images). */
+static inline int mnn_fb_npw(ptrdiff_t P) { return P % 8 && P % 7 == 0 ? 7 : MNN_SD_N; }
+
+/* C (M x P, row stride ldc) = clamp(A B + bias) for the 1x1 conv of the M x K weight pa
+   over B[k, n] = x[k * ldb + n] (koff[k] == k * ldb when direct), by the packed GEMM or
+   the direct kernel; po is scratch of P offsets, pb the GEMM's packing scratch. */
+static void mnn_fb_pointwise(int direct, ptrdiff_t M, ptrdiff_t K, const float *pa,
+                             const float *x, ptrdiff_t ldb, const ptrdiff_t *koff,
+                             ptrdiff_t P, float *C, ptrdiff_t ldc, float *pb, ptrdiff_t *po,
+                             const float *bias, float lo, float hi) {
+    if (direct) {
+        int npw = mnn_fb_npw(P);
+        ptrdiff_t slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
+        ptrdiff_t units = (P + npw - 1) / npw * slabs;
+        /* tile-major (each input value used by every slab while in L1) when the packed
+           weight fits in half of L2, as conv_direct_images does */
+        int tile_major = slabs > 1 && mnn_sd_packed_size(M, K) * 4 <= (512 << 10);
+        mnn_sd_block(M, K, pa, x, koff, P, P, 0, 1, C, ldc, 0, units, npw, tile_major, po,
+                     bias, lo, hi);
+    } else {
+        mnn_sg_block(M, K, pa, x, ldb, C, ldc, 0, (M + MNN_SG_MR - 1) / MNN_SG_MR, 0, P, pb,
+                     bias, lo, hi);
+    }
+}
 
 /* Floats of one thread's e scratch: Ce planes of R*stride + 2 rows of W. */
 static inline ptrdiff_t mnn_fb_ebuf_size(const mnn_fb_geom *g) {
@@ -48,15 +79,14 @@ static inline ptrdiff_t mnn_fb_dbuf_size(const mnn_fb_geom *g) {
 
 /* Output rows [oy_a, oy_b) of one image: x (Cin x H x W), r (Cout x OH x OW) or NULL,
    y (Cout x OH x OW). ebuf, dbuf: this thread's scratch (sizes above); pb: its sgemm
-   packing scratch (MNN_SG_KC * MNN_SG_NC floats); zeros: at least W zero floats. */
+   packing scratch (MNN_SG_KC * MNN_SG_NC floats); po: its pixel offsets (a band's
+   pixels: at most (R * stride + 2) * W); zeros: at least W zero floats. */
 static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, float *y,
                         ptrdiff_t oy_a, ptrdiff_t oy_b, float *ebuf, float *dbuf,
-                        float *pb, const float *zeros) {
+                        float *pb, ptrdiff_t *po, const float *zeros) {
     const ptrdiff_t W = g->W, H = g->H, s = g->stride, R = g->R;
     const ptrdiff_t cap = R * s + 2;            /* rows of one e plane in ebuf */
     const ptrdiff_t plane_e = cap * W, plane_d = R * g->OW, P = g->OH * g->OW;
-    const ptrdiff_t slabs1 = (g->Ce + MNN_SG_MR - 1) / MNN_SG_MR;
-    const ptrdiff_t slabs3 = (g->Cout + MNN_SG_MR - 1) / MNN_SG_MR;
     ptrdiff_t have_lo = 0, have_hi = 0;        /* e rows held in ebuf, from its row 0 */
     for (ptrdiff_t oy0 = oy_a; oy0 < oy_b; oy0 += R) {
         ptrdiff_t oy1 = oy0 + R < oy_b ? oy0 + R : oy_b;
@@ -77,9 +107,9 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
                                 (size_t)(keep * W) * sizeof(float));
             }
             if (rows > keep)
-                mnn_sg_block(g->Ce, g->Cin, g->pa1, x + (need_lo + keep) * W, H * W,
-                             ebuf + keep * W, plane_e, 0, slabs1, 0, (rows - keep) * W, pb,
-                             g->b1, g->lo1, g->hi1);
+                mnn_fb_pointwise(g->direct1, g->Ce, g->Cin, g->pa1,
+                                 x + (need_lo + keep) * W, H * W, g->koff1, (rows - keep) * W,
+                                 ebuf + keep * W, plane_e, pb, po, g->b1, g->lo1, g->hi1);
             have_lo = need_lo;
             have_hi = need_hi;
             src = ebuf;
@@ -94,8 +124,8 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
                             dbuf + c * plane_d, oy1 - oy0, g->OW, s, (int)s, pt, 1, zeros,
                             g->lo2, g->hi2);
         ptrdiff_t n = (oy1 - oy0) * g->OW;
-        mnn_sg_block(g->Cout, g->Ce, g->pa3, dbuf, plane_d, y + oy0 * g->OW, P, 0, slabs3,
-                     0, n, pb, g->b3, g->lo3, g->hi3);
+        mnn_fb_pointwise(g->direct3, g->Cout, g->Ce, g->pa3, dbuf, plane_d, g->koff3, n,
+                         y + oy0 * g->OW, P, pb, po, g->b3, g->lo3, g->hi3);
         if (r)
             for (ptrdiff_t c = 0; c < g->Cout; c++) {
                 float *yr = y + c * P + oy0 * g->OW;

@@ -19,7 +19,7 @@ import numpy as np
 from ..._cython import fused_block as _kernel
 from ..runtime import get_thread_number
 from . import nn_common as nc
-from .nn_conv import _geometry, _packed_weight
+from .nn_conv import _DIRECT_MIN_K_POINTWISE, _geometry, _packed_weight
 
 __all__ = ["Block", "plan"]
 
@@ -102,37 +102,36 @@ class Block:
         """Compute ``final`` in one kernel call; False when the arrays do not allow it
         (then the caller computes the ops one by one)."""
         x = _value(self.block_input())
-        if x is None or x.dtype != _F32 or x.ndim != 4:
-            return False
-        x = nc.c_array(x)
-        pa1 = b1 = None
-        lo1 = hi1 = 0.0
-        if self.expand is not None:
-            w1 = _value(self.expand.inputs[1])
-            pa1 = _packed_weight(w1, 1)[0]
-            b1 = _bias(self.expand, w1.shape[0])
-            lo1, hi1 = _clamp(self.expand)
+        w1 = _value(self.expand.inputs[1]) if self.expand is not None else None
         wd = _value(self.depthwise.inputs[1])
-        ce = wd.shape[0]
-        b2 = _bias(self.depthwise, ce)
-        lo2, hi2 = _clamp(self.depthwise)
         w3 = _value(self.project.inputs[1])
-        pa3 = _packed_weight(w3, 1)[0]
-        b3 = _bias(self.project, w3.shape[0])
+        b1 = _bias(self.expand) if self.expand is not None else None
+        b2, b3 = _bias(self.depthwise), _bias(self.project)
+        arrays = [x, wd, w3, b2, b3] + ([w1, b1] if self.expand is not None else [])
+        if any(a is None or a.dtype != _F32 for a in arrays):
+            return False  # a value released upstream, or not float32: op by op
+        x = nc.c_array(x)
+        ce = wd.shape[0]
+        direct1, direct3 = _direct(x.shape[1]), _direct(ce)
+        pa1 = _packed_weight(w1, 1, direct=direct1)[0] if w1 is not None else None
+        pa3 = _packed_weight(w3, 1, direct=direct3)[0]
+        lo1, hi1 = _clamp(self.expand) if self.expand is not None else (0.0, 0.0)
+        lo2, hi2 = _clamp(self.depthwise)
         lo3, hi3 = _clamp(self.project)
-        residual = None
-        if self.add is not None:
-            residual = x
-        if any(a is None for a in (wd, w3, b2, b3)) or (pa1 is not None and b1 is None):
-            return False
         n, _, h, w = x.shape
         s = self.stride
         y = np.empty((n, w3.shape[0], (h - 1) // s + 1, (w - 1) // s + 1), np.float32)
         _kernel.inverted_residual(x, pa1, b1, lo1, hi1, nc.c_array(wd).reshape(ce, 9), b2,
-                                  lo2, hi2, s, pa3, b3, lo3, hi3, residual, y,
-                                  get_thread_number())
+                                  lo2, hi2, s, pa3, b3, lo3, hi3,
+                                  x if self.add is not None else None, y,
+                                  get_thread_number(), direct1, direct3)
         self.final.store_result(y)
         return True
+
+
+def _direct(k):
+    # The direct kernel for deep 1x1 convs, as conv2d picks it (nn_conv._use_direct).
+    return k >= _DIRECT_MIN_K_POINTWISE and _kernel.direct_available()
 
 
 def _value(v):
@@ -140,11 +139,12 @@ def _value(v):
     return None if values is None else values[v.index]
 
 
-def _bias(expr, n):
+def _bias(expr):
     if len(expr.inputs) == 3:
         b = _value(expr.inputs[2])
         return None if b is None else nc.c_array(b)
-    return np.zeros(n, np.float32)
+    w = expr.inputs[1]
+    return np.zeros(w.expr.metas[w.index].shape[0], np.float32)
 
 
 def _clamp(expr):

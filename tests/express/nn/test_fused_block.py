@@ -51,21 +51,31 @@ CASES = [
     (2, 9, 5, 17, 9, 11, 2, False, False, 3),
     (1, 4, 150, 6, 600, 4, 1, True, True, 2),  # tall: many bands, e rows carried over
     (1, 4, 151, 6, 600, 4, 2, True, False, 1),
+    (1, 130, 14, 14, 200, 33, 1, True, False, 2),  # deep K both sides (direct's choice)
+    (2, 160, 7, 7, 960, 160, 1, True, True, 2),
 ]
 
 
+def _pack(w, direct):
+    w2 = w.reshape(w.shape[0], -1)
+    return sgemm.pack_weight_direct(w2) if direct else sgemm.pack_weight(w2)
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["packed", "direct"])
 @pytest.mark.parametrize("case", CASES)
-def test_kernel_matches_torch(case):
+def test_kernel_matches_torch(case, direct):
+    if direct and not fb.direct_available():
+        pytest.skip("the direct kernel needs AVX-512")
     n, cin, h, w, ce, cout, s, expand, residual, threads = case
     rng = np.random.default_rng(sum(case))
     x = rng.standard_normal((n, cin, h, w)).astype(np.float32)
     w1, b1, wd, b2, w3, b3 = _weights(rng, cin, ce, cout, expand)
     ce = wd.shape[0]
     y = np.empty((n, cout, (h - 1) // s + 1, (w - 1) // s + 1), np.float32)
-    pa1 = sgemm.pack_weight(w1.reshape(ce, cin)) if expand else None
+    pa1 = _pack(w1, direct) if expand else None
     fb.inverted_residual(x, pa1, b1, 0.0, 6.0, wd.reshape(ce, 9), b2, 0.0, 6.0, s,
-                         sgemm.pack_weight(w3.reshape(cout, ce)), b3, -np.inf, np.inf,
-                         x if residual else None, y, threads)
+                         _pack(w3, direct), b3, -np.inf, np.inf, x if residual else None, y,
+                         threads, direct, direct)
     want = _torch_block(x, w1, b1, wd, b2, w3, b3, s, residual)
     np.testing.assert_allclose(y, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
 
@@ -88,19 +98,20 @@ def _kernel_args(rng):
     ("pa1", np.zeros(7, np.float32), "packed expand weight"),
     ("b1", np.zeros(3, np.float32), "packed expand weight"),
     ("nthreads", 0, "nthreads"),
+    ("direct3", True, "packed project weight"),  # a packed-GEMM weight flagged direct
 ])
 def test_kernel_rejects_mismatched_arguments(field, value, message):
     args = _kernel_args(np.random.default_rng(0))
     args[field] = value
     with pytest.raises(ValueError, match=message):
-        fb.inverted_residual(*args.values())
+        fb.inverted_residual(**args)
 
 
 def test_kernel_without_expand_needs_matching_channels():
     args = _kernel_args(np.random.default_rng(1))
     args["pa1"] = None
     with pytest.raises(ValueError, match="without expand"):
-        fb.inverted_residual(*args.values())
+        fb.inverted_residual(**args)
 
 
 def _graph_block(x, w1, b1, wd, b2, w3, b3, stride, residual, clamp3=None):
