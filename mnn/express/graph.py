@@ -13,6 +13,7 @@ Cached arrays are never written in place (sources are replaced on ``write``), so
 return views of their inputs and ``read()`` results stay valid.
 """
 import sys
+from collections import OrderedDict
 from functools import partial
 from weakref import WeakKeyDictionary
 from weakref import ref as _weakref
@@ -393,64 +394,96 @@ def _mark_revived(expr, state, order, revived):
 
 def _run_order(order, revived=()):
     """Compute the stale Exprs of ``order`` (from :func:`_stale_order`) in turn, fusing
-    the chains the fusion planners find (:func:`_fused_groups`) and releasing intermediate
-    values nothing else can read (:func:`_release_plan`). Exprs in ``revived`` were
-    released earlier: they compute their values again without a new version."""
+    the chains the fusion planners find and releasing intermediate values nothing else
+    can read (:func:`_order_plan`). Exprs in ``revived`` were released earlier: they
+    compute their values again without a new version."""
     if len(order) == 1 and not revived:
         order[0]._compute()
         return
-    # Reviving recomputes single Exprs by design: no fusion then (rare).
-    groups = {} if revived else _fused_groups(order)
-    release = _release_plan(order)
-    group_of = {}
-    for final_id, (members, _) in groups.items():
-        for m in members:
-            group_of[id(m)] = final_id
-    deferred = {}  # final id -> releases due at its members' positions
+    groups, member_final, release = _order_plan(order)
+    if revived:
+        groups, member_final = {}, {}  # reviving recomputes single Exprs (rare)
+    deferred = {}  # final position -> releases due at its members' positions
     for i, expr in enumerate(order):
-        final_id = group_of.get(id(expr))
-        if final_id is not None:
+        final = member_final.get(i)
+        if final is not None:
             # A fused member: computed with its group's final Expr, so values it was the
             # last reader of are released only after that.
             done = release.get(i)
             if done is not None:
-                deferred.setdefault(final_id, []).extend(done)
+                deferred.setdefault(final, []).extend(done)
             continue
         if expr.id in revived:
             version = expr.version
             expr._compute()
             expr.version = version
         else:
-            group = groups.get(id(expr))
+            group = groups.get(i)
             if group is None:
                 expr._compute()
-            elif group[1]():
-                # The members were never stored: they are fresh without values, as if
-                # released, and are computed again only if something reads them.
-                for m in group[0]:
-                    m.input_versions = tuple([v.expr.version for v in m.inputs])
             else:
-                for m in group[0]:  # the arrays did not allow fusing: compute normally
-                    m._compute()
-                expr._compute()
-        for done in (release.get(i), deferred.pop(id(expr), None)):
+                members = [order[m] for m in group[0]]
+                if group[1](order):
+                    # The members were never stored: fresh without values, as if
+                    # released, and computed again only if something reads them.
+                    for m in members:
+                        m.input_versions = tuple([v.expr.version for v in m.inputs])
+                else:
+                    for m in members:  # the arrays did not allow fusing: op by op
+                        m._compute()
+                    expr._compute()
+        for done in (release.get(i), deferred.pop(i, None)):
             if done is not None:
-                for producer in done:
-                    producer.values = None
+                for j in done:
+                    order[j].values = None
 
 
-def _fused_groups(order):
-    """``{id(final Expr): (members, compute)}``: chains computed by one call that stores
-    the final Expr's value (``compute()`` returns False when the arrays do not allow it).
-    Inverted-residual blocks first, then multiply-add pairs not touching a block."""
+# Plans of recent evaluation orders, by the order's Expr ids and the shape and structure
+# epochs (a resize or a rewired Var makes a new key). Positions only, no Exprs: a cached
+# plan keeps no graph alive. A release planned while nothing else held a value stays
+# right if something takes hold of it later: reading it then recomputes it.
+_ORDER_PLANS = OrderedDict()
+_MAX_ORDER_PLANS = 64
+_structure_epoch = [0]
+
+
+def bump_structure_epoch():
+    """Note that a Var was rewired (``replace``, ``fix_as_*``): cached plans are stale."""
+    _structure_epoch[0] += 1
+
+
+def _order_plan(order):
+    """``(groups, member_final, release)`` for ``order``, by positions in it:
+    ``groups[final] = (member positions, compute(order) -> bool)`` for chains computed by
+    one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
+    then :mod:`.ops.fusion` multiply-add pairs not touching one); ``member_final[m]`` the
+    final position of member ``m``; ``release[i]`` the positions whose values go after
+    position ``i`` computed (:func:`_release_plan`)."""
+    key = (tuple([e.id for e in order]), _epoch[0], _structure_epoch[0])
+    plan = _ORDER_PLANS.get(key)
+    if plan is not None:
+        _ORDER_PLANS.move_to_end(key)
+        return plan
+    position = {id(e): i for i, e in enumerate(order)}
     groups = {}
-    for final_id, block in _fusion_block().plan(order).items():
-        groups[final_id] = (block.members, block.compute)
+    for block in _fusion_block().plan(order).values():
+        groups[position[id(block.final)]] = (
+            tuple([position[id(m)] for m in block.members]), block.runner(position))
     for consumer, producer in _fusion().plan(order).values():
-        if id(consumer) not in groups:
-            groups[id(consumer)] = ([producer], partial(_fusion().compute_fused, consumer,
-                                                         producer))
-    return groups
+        c, p = position[id(consumer)], position[id(producer)]
+        if c not in groups:
+            groups[c] = ((p,), partial(_compute_fused_at, c, p))
+    member_final = {m: f for f, (members, _) in groups.items() for m in members}
+    release = {i: tuple([position[id(e)] for e in exprs])
+               for i, exprs in _release_plan(order).items()}
+    plan = _ORDER_PLANS[key] = (groups, member_final, release)
+    if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
+        _ORDER_PLANS.popitem(last=False)
+    return plan
+
+
+def _compute_fused_at(consumer, producer, order):
+    return _fusion().compute_fused(order[consumer], order[producer])
 
 
 def _evaluate_roots(roots):

@@ -198,12 +198,15 @@ class Var:
     def _fix(self, kind):
         from .graph import Expr
 
+        from .graph import bump_structure_epoch
+
         value = np.array(self._value(), copy=True)
         old = self.expr
         expr = Expr(None, kind, [], {}, [], name=old.name, data_format=old.data_format)
         expr.outputs = [self]
         self.expr, self.index = expr, 0
         expr.set_source_value(value)
+        bump_structure_epoch()
 
     def set_inputs(self, inputs):
         """Replace the producing op's inputs (same op and attributes)."""
@@ -218,8 +221,11 @@ class Var:
 
     def replace(self, other):
         """Make this Var stand for ``other`` everywhere it is used."""
+        from .graph import bump_structure_epoch
+
         other = to_var(other)
         self.expr, self.index = other.expr, other.index
+        bump_structure_epoch()
 
     # -- Python protocol ---------------------------------------------------------------
     def __len__(self):

@@ -145,3 +145,23 @@ def test_model_output_matches_torch_after_repeated_runs():
                                                   torch.from_numpy(w1), padding=1))
         want = torch.nn.functional.conv2d(t, torch.from_numpy(w2), padding=1, groups=8) + t
         np.testing.assert_allclose(y.read(), want.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_rewired_var_gets_a_new_plan():
+    # Same stale Exprs before and after the rewiring: only the structure epoch tells the
+    # cached plan (which released values after which op) from the new wiring.
+    a = np.array([0.5, 1.0, 2.0])
+    x = F.placeholder([3], dtype=np.float64)
+    e1, e2 = F.exp(x), F.sin(x)
+    u, w = e1 * 1.0, e2 * 1.0
+    c = u - w
+    d = F.tanh(e1)
+    x.write(a)
+    np.testing.assert_allclose(graph.evaluate_many([c, d])[0],
+                               np.exp(a) - np.sin(a))
+    u.replace(w)  # c = w - w from now on
+    for k in (1.0, 3.0):
+        x.write(a * k)
+        got_c, got_d = graph.evaluate_many([c, d])
+        np.testing.assert_allclose(got_c, np.zeros(3))
+        np.testing.assert_allclose(got_d, np.tanh(np.exp(a * k)))

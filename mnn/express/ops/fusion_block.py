@@ -17,9 +17,10 @@ import sys
 import numpy as np
 
 from ..._cython import fused_block as _kernel
+from ..enums import Padding_Mode
 from ..runtime import get_thread_number
 from . import nn_common as nc
-from .nn_conv import _DIRECT_MIN_K_POINTWISE, _geometry, _packed_weight
+from .nn_conv import _DIRECT_MIN_K_POINTWISE, _packed_weight
 
 __all__ = ["Block", "plan"]
 
@@ -48,38 +49,38 @@ def _conv_parts(expr):
     return x, tuple(wm.shape), tuple(xm.shape)
 
 
-def _pads(expr, x_shape, w_shape):
-    return tuple(_geometry(x_shape[2:], w_shape[2:], expr.attrs["strides"],
-                           expr.attrs["pads"], expr.attrs["dilations"],
-                           expr.attrs["padding_mode"])[0])
-
-
 def _pointwise(expr):
     """The 1x1, stride 1, unpadded, ungrouped conv's input Var, else None."""
     parts = _conv_parts(expr)
     if parts is None:
         return None
-    x, w_shape, x_shape = parts
-    if w_shape[2:] != (1, 1) or expr.attrs["group"] != 1 or expr.attrs["strides"] != (1, 1):
+    x, w_shape, _ = parts
+    attrs = expr.attrs
+    if w_shape[2:] != (1, 1) or attrs["group"] != 1 or attrs["strides"] != (1, 1):
         return None
-    if any(_pads(expr, x_shape, w_shape)):
+    # SAME pads a 1x1 stride-1 conv by nothing, whatever the size
+    if attrs["padding_mode"] != Padding_Mode.SAME and any(attrs["pads"]):
         return None
     return x
 
 
 def _depthwise(expr):
-    """``(input Var, stride)`` of a 3x3 depthwise conv with pads 1, else None."""
+    """``(input Var, stride)`` of a 3x3 depthwise conv with pads 1, else None.
+
+    Explicit pads only: SAME's would depend on the input size, and the plan of an order
+    is kept across evaluations (shapes that only computing tells may change)."""
     parts = _conv_parts(expr)
     if parts is None:
         return None
     x, w_shape, x_shape = parts
     c = x_shape[1]
-    strides = expr.attrs["strides"]
-    if w_shape != (c, 1, 3, 3) or expr.attrs["group"] != c or c < 1:
+    attrs = expr.attrs
+    if w_shape != (c, 1, 3, 3) or attrs["group"] != c or c < 1:
         return None
-    if strides not in ((1, 1), (2, 2)) or _pads(expr, x_shape, w_shape) != (1, 1, 1, 1):
+    if attrs["strides"] not in ((1, 1), (2, 2)) or attrs["padding_mode"] == Padding_Mode.SAME \
+            or tuple(attrs["pads"]) != (1, 1, 1, 1):
         return None
-    return x, strides[0]
+    return x, attrs["strides"][0]
 
 
 class Block:
@@ -93,6 +94,18 @@ class Block:
         chain = [e for e in (expand, depthwise, project) if e is not None]
         self.final = add if add is not None else project
         self.members = chain if add is not None else chain[:-1]
+
+    def runner(self, position):
+        """``run(order) -> bool``: this block's :meth:`compute` for a later evaluation of
+        the same order, from positions in it (keeps no Exprs)."""
+        at = [None if e is None else position[id(e)]
+              for e in (self.expand, self.depthwise, self.project, self.add)]
+        stride = self.stride
+
+        def run(order):
+            e, d, p, a = [None if i is None else order[i] for i in at]
+            return Block(e, d, p, a, stride).compute()
+        return run
 
     def block_input(self):
         first = self.expand if self.expand is not None else self.depthwise
