@@ -90,6 +90,18 @@ def fma(const real_t[::1] a, const real_t[::1] b, const real_t[::1] c, real_t[::
             mnn_fma_f64(&a[start], &b[start], &c[start], &out[start], length)
 
 
+def add_relu(const real_t[::1] a, const real_t[::1] b, real_t[::1] out, int nthreads):
+    """out[i] = max(a[i] + b[i], 0) in one pass (NaN stays NaN, as numpy's maximum);
+    ``out`` may be ``a`` (in place)."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef real_t r
+    if a.shape[0] != n or b.shape[0] != n:
+        raise ValueError(f"add_relu: lengths {a.shape[0]}, {b.shape[0]} and {n} differ")
+    for i in prange(n, nogil=True, num_threads=nthreads, schedule="static"):
+        r = a[i] + b[i]
+        out[i] = 0 if r < 0 else r
+
+
 cdef extern from *:
     """
     /* Sum of n elements in 16 independent lanes (one AVX-512 register of floats), the

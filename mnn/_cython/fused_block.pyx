@@ -35,10 +35,15 @@ cdef extern from "fused_block.h":
     void mnn_fb_rows(const mnn_fb_geom* g, const float* x, const float* r, float* y,
                      Py_ssize_t oy_a, Py_ssize_t oy_b, float* ebuf, float* dbuf, float* pb,
                      Py_ssize_t* po, const float* zeros) nogil
+    void mnn_fb_images_split(const mnn_fb_geom* g, Py_ssize_t N, const float* x,
+                             const float* r, float* y, float* e, float* d, float* pb_all,
+                             Py_ssize_t* po_all, const float* zeros, int T) nogil
 
 # Floats of e scratch a band aims at (384 KB): with the band's d rows and the GEMM's
 # packing scratch it stays inside a 1 MB L2.
 _EBUF_TARGET = 96 * 1024
+# Largest expanded image (floats, 768 KB) run whole with the threads splitting channels.
+_SPLIT_MAX = 192 * 1024
 
 
 def band_rows(Py_ssize_t Ce, Py_ssize_t W, Py_ssize_t stride, Py_ssize_t rows):
@@ -115,39 +120,52 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
         raise ValueError("fused block: nthreads must be >= 1")
     if N == 0:
         return
-    # Work items: (image, range of output rows); images split in row ranges only when
-    # there are fewer images than threads.
-    cdef Py_ssize_t parts = max(1, min(OH, (nthreads + N - 1) // N))
-    cdef Py_ssize_t per = (OH + parts - 1) // parts
     cdef mnn_fb_geom g
     g.Cin, g.H, g.W, g.Ce, g.OH, g.OW, g.stride, g.Cout = Cin, H, W, Ce, OH, OW, stride, Cout
-    g.R = band_rows(Ce, W, stride, per)
     g.pa1 = &pa1v[0] if pa1 is not None else NULL
     g.b1 = &b1v[0] if pa1 is not None else NULL
     g.lo1, g.hi1, g.lo2, g.hi2, g.lo3, g.hi3 = lo1, hi1, lo2, hi2, lo3, hi3
     g.wdw, g.b2, g.pa3, g.b3 = &wdw[0, 0], &b2[0], &pa3[0], &b3[0]
     g.direct1 = direct1 and pa1 is not None
     g.direct3 = direct3
-    # Channel offsets of the direct kernel's input: x planes, then the band's d planes.
+    # Small images with fewer images than threads: whole images, threads split channels.
+    cdef bint split = nthreads > 1 and N < nthreads and Ce * H * W <= _SPLIT_MAX
+    # Otherwise work items (image, range of output rows), images split in row ranges only
+    # when there are fewer images than threads.
+    cdef Py_ssize_t parts = max(1, min(OH, (nthreads + N - 1) // N))
+    cdef Py_ssize_t per = (OH + parts - 1) // parts
+    g.R = OH if split else band_rows(Ce, W, stride, per)
+    # Channel offsets of the direct kernel's input: x planes, then d planes of R rows.
     koff_arr = np.concatenate([np.arange(Cin, dtype=np.intp) * (H * W),
                                np.arange(Ce, dtype=np.intp) * (g.R * OW)])
     cdef Py_ssize_t[::1] koff = koff_arr
     g.koff1 = &koff[0]
     g.koff3 = &koff[Cin]
-    cdef Py_ssize_t threads = min(nthreads, N * parts)
+    cdef Py_ssize_t threads = nthreads if split else min(nthreads, N * parts)
+    cdef Py_ssize_t po_size = H * W if split else (g.R * stride + 2) * W
+    pb_arr = np.empty((threads, mnn_sg_kc * mnn_sg_nc), np.float32)
+    # pixel offsets of the direct kernel: a band's (at most R * stride + 2 e rows of W, R
+    # d rows of OW <= W) or a whole image's
+    po_arr = np.empty((threads, po_size), np.intp)
+    cdef Py_ssize_t[:, ::1] po = po_arr
+    cdef float[:, ::1] pb = pb_arr
+    zeros_arr = np.zeros(W, np.float32)
+    cdef const float[::1] zeros = zeros_arr
+    cdef const float* r0 = &rv[0, 0, 0, 0] if has_r else NULL
+    cdef float[::1] e_all
+    cdef float[::1] d_all
+    if split:
+        e_all = np.empty(max(Ce * H * W, 1), np.float32)
+        d_all = np.empty(max(Ce * OH * OW, 1), np.float32)
+        with nogil:
+            mnn_fb_images_split(&g, N, &x[0, 0, 0, 0], r0, &y[0, 0, 0, 0], &e_all[0],
+                                &d_all[0], &pb[0, 0], &po[0, 0], &zeros[0], <int>threads)
+        return
     ebuf_arr = np.empty((threads, max(mnn_fb_ebuf_size(&g), 1)), np.float32)
     dbuf_arr = np.empty((threads, max(mnn_fb_dbuf_size(&g), 1)), np.float32)
-    pb_arr = np.empty((threads, mnn_sg_kc * mnn_sg_nc), np.float32)
-    # a band's pixels: at most R * stride + 2 e rows of W (and R d rows of OW <= W)
-    po_arr = np.empty((threads, (g.R * stride + 2) * W), np.intp)
-    cdef Py_ssize_t[:, ::1] po = po_arr
-    zeros_arr = np.zeros(W, np.float32)
     cdef float[:, ::1] ebuf = ebuf_arr
     cdef float[:, ::1] dbuf = dbuf_arr
-    cdef float[:, ::1] pb = pb_arr
-    cdef const float[::1] zeros = zeros_arr
     cdef Py_ssize_t item, n, a, b, tid
-    cdef const float* r0 = &rv[0, 0, 0, 0] if has_r else NULL
     cdef Py_ssize_t r_image = Cout * OH * OW
     with nogil:
         for item in prange(N * parts, num_threads=threads, schedule="static"):

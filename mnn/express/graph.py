@@ -252,19 +252,25 @@ def _only_sources(inputs):
 
 
 def _fusion():
-    """The fusion planner (mnn/express/ops/fusion.py), imported on first use."""
+    """The multiply-add fusion planner (mnn/express/ops/fusion.py), imported on first use
+    with the other planners."""
     if not _FUSION:
-        from .ops import fusion, fusion_block
+        from .ops import fusion, fusion_add_relu, fusion_block
 
-        _FUSION.extend((fusion, fusion_block))
+        _FUSION.extend((fusion, fusion_block, fusion_add_relu))
     return _FUSION[0]
 
 
 def _fusion_block():
     """The inverted-residual block planner (mnn/express/ops/fusion_block.py)."""
-    if not _FUSION:
-        _fusion()
+    _fusion()
     return _FUSION[1]
+
+
+def _fusion_add_relu():
+    """The residual add + relu planner (mnn/express/ops/fusion_add_relu.py)."""
+    _fusion()
+    return _FUSION[2]
 
 
 def bump_shape_epoch():
@@ -456,7 +462,8 @@ def _order_plan(order):
     """``(groups, member_final, release)`` for ``order``, by positions in it:
     ``groups[final] = (member positions, compute(order) -> bool)`` for chains computed by
     one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
-    then :mod:`.ops.fusion` multiply-add pairs not touching one); ``member_final[m]`` the
+    then :mod:`.ops.fusion_add_relu` and :mod:`.ops.fusion` multiply-add pairs, each not
+    touching an earlier group); ``member_final[m]`` the
     final position of member ``m``; ``release[i]`` the positions whose values go after
     position ``i`` computed (:func:`_release_plan`)."""
     key = (tuple([e.id for e in order]), _epoch[0], _structure_epoch[0])
@@ -466,13 +473,24 @@ def _order_plan(order):
         return plan
     position = {id(e): i for i, e in enumerate(order)}
     groups = {}
+    claimed = set()
+
+    def add_group(final, members, run):
+        if final in claimed or any(m in claimed for m in members):
+            return
+        claimed.add(final)
+        claimed.update(members)
+        groups[final] = (tuple(members), run)
+
     for block in _fusion_block().plan(order).values():
-        groups[position[id(block.final)]] = (
-            tuple([position[id(m)] for m in block.members]), block.runner(position))
+        add_group(position[id(block.final)], [position[id(m)] for m in block.members],
+                  block.runner(position))
+    for fused in _fusion_add_relu().plan(order).values():
+        add_group(position[id(fused.relu)], [position[id(m)] for m in fused.members],
+                  fused.runner(position))
     for consumer, producer in _fusion().plan(order).values():
         c, p = position[id(consumer)], position[id(producer)]
-        if c not in groups:
-            groups[c] = ((p,), partial(_compute_fused_at, c, p))
+        add_group(c, [p], partial(_compute_fused_at, c, p))
     member_final = {m: f for f, (members, _) in groups.items() for m in members}
     release = {i: tuple([position[id(e)] for e in exprs])
                for i, exprs in _release_plan(order).items()}

@@ -13,12 +13,19 @@
    one (2 at stride 1, 1 at stride 2) are moved to the front of the scratch, not
    recomputed.
 
+   Small images (mnn_fb_images_split) run whole, the threads splitting channels instead
+   of rows: each expands and depthwise-filters its own channels (the depthwise conv of a
+   channel needs only that channel), then after a barrier each computes its share of the
+   project's tiles. Splitting rows there would recompute halo rows (a seventh of a 14x14
+   image's expand per thread) and leave 7 rows unevenly split.
+
    Bounds: the caller (fused_block.pyx) checks every shape and scratch size; the
    functions here trust them. */
 #ifndef MNN_FUSED_BLOCK_H
 #define MNN_FUSED_BLOCK_H
 #include <stddef.h>
 #include <string.h>
+#include <omp.h>
 #include "sgemm_kernel.h"
 #include "dw3x3_kernel.h"
 
@@ -132,6 +139,76 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
                 const float *rr = r + c * P + oy0 * g->OW;
                 for (ptrdiff_t i = 0; i < n; i++) yr[i] += rr[i];
             }
+    }
+}
+
+/* Images [0, N) whole, the T threads splitting channels (see above). g->R must be OH (the
+   project reads d planes of OH * OW). e (Ce x H x W) and d (Ce x OH x OW) are shared;
+   pb_all holds T packing scratches, po_all T offset scratches of max(H*W, OH*OW). */
+static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *x,
+                                const float *r, float *y, float *e, float *d, float *pb_all,
+                                ptrdiff_t *po_all, const float *zeros, int T) {
+    const ptrdiff_t HW = g->H * g->W, P = g->OH * g->OW;
+    const ptrdiff_t po_size = HW > P ? HW : P;
+    /* expand and depthwise channels go to threads in whole GEMM slabs */
+    const ptrdiff_t slab1 = g->pa1 ? (g->direct1 ? MNN_SD_M : MNN_SG_MR) : 1;
+    const ptrdiff_t nslab1 = (g->Ce + slab1 - 1) / slab1;
+#pragma omp parallel num_threads(T)
+    {
+        const ptrdiff_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        float *pb = pb_all + t * (ptrdiff_t)MNN_SG_KC * MNN_SG_NC;
+        ptrdiff_t *po = po_all + t * po_size;
+        const ptrdiff_t c0 = nslab1 * t / nt * slab1;
+        ptrdiff_t c1 = nslab1 * (t + 1) / nt * slab1;
+        if (c1 > g->Ce) c1 = g->Ce;
+        for (ptrdiff_t n = 0; n < N; n++) {
+            const float *xn = x + n * g->Cin * HW;
+            float *yn = y + n * g->Cout * P;
+            const float *src = xn;
+            if (g->pa1 && c0 < c1) {
+                if (g->direct1) {
+                    int npw = mnn_fb_npw(HW);
+                    ptrdiff_t tiles = (HW + npw - 1) / npw;
+                    mnn_sd_block(g->Ce, g->Cin, g->pa1, xn, g->koff1, HW, HW, 0, 1, e, HW,
+                                 c0 / MNN_SD_M * tiles, (c1 + MNN_SD_M - 1) / MNN_SD_M * tiles,
+                                 npw, 0, po, g->b1, g->lo1, g->hi1);
+                } else {
+                    mnn_sg_block(g->Ce, g->Cin, g->pa1, xn, HW, e, HW, c0 / MNN_SG_MR,
+                                 (c1 + MNN_SG_MR - 1) / MNN_SG_MR, 0, HW, pb, g->b1, g->lo1,
+                                 g->hi1);
+                }
+            }
+            if (g->pa1) src = e;
+            for (ptrdiff_t c = c0; c < c1; c++)
+                mnn_dw3x3_plane(src + c * HW, g->H, g->W, g->wdw + 9 * c, g->b2[c], d + c * P,
+                                g->OH, g->OW, g->stride, (int)g->stride, 1, 1, zeros, g->lo2,
+                                g->hi2);
+#pragma omp barrier
+            if (g->direct3) {
+                int npw = mnn_fb_npw(P);
+                ptrdiff_t units = (P + npw - 1) / npw * ((g->Cout + MNN_SD_M - 1) / MNN_SD_M);
+                ptrdiff_t u0 = units * t / nt, u1 = units * (t + 1) / nt;
+                if (u0 < u1)
+                    mnn_sd_block(g->Cout, g->Ce, g->pa3, d, g->koff3, P, P, 0, 1, yn, P, u0,
+                                 u1, npw, 0, po, g->b3, g->lo3, g->hi3);
+            } else {
+                ptrdiff_t strips = (P + MNN_SG_NR - 1) / MNN_SG_NR;
+                ptrdiff_t n0 = strips * t / nt * MNN_SG_NR, n1 = strips * (t + 1) / nt * MNN_SG_NR;
+                if (n1 > P) n1 = P;
+                if (n0 < n1)
+                    mnn_sg_block(g->Cout, g->Ce, g->pa3, d, P, yn, P, 0,
+                                 (g->Cout + MNN_SG_MR - 1) / MNN_SG_MR, n0, n1, pb, g->b3,
+                                 g->lo3, g->hi3);
+            }
+            if (r) {
+#pragma omp barrier
+                const float *rn = r + n * g->Cout * P;
+                for (ptrdiff_t c = g->Cout * t / nt; c < g->Cout * (t + 1) / nt; c++)
+                    for (ptrdiff_t i = 0; i < P; i++) yn[c * P + i] += rn[c * P + i];
+            }
+            /* e and d are reused by the next image */
+#pragma omp barrier
+        }
     }
 }
 #endif

@@ -53,6 +53,10 @@ CASES = [
     (1, 4, 151, 6, 600, 4, 2, True, False, 1),
     (1, 130, 14, 14, 200, 33, 1, True, False, 2),  # deep K both sides (direct's choice)
     (2, 160, 7, 7, 960, 160, 1, True, True, 2),
+    # fewer images than threads, small: whole images, threads split channels
+    (2, 12, 9, 9, 72, 12, 1, True, True, 3),
+    (1, 130, 14, 14, 200, 130, 1, True, True, 2),
+    (1, 96, 14, 14, 576, 160, 2, True, False, 2),
 ]
 
 
