@@ -530,9 +530,12 @@ def _release_plan(order):
     Should anything read a released Expr later, it is computed again like any stale op.
 
     Values computed from trainable parameters are kept: a training step that follows a
-    read of the loss takes the forward pass from them.
+    read of the loss takes the forward pass from them. So are values computed from
+    constants only (a weight scaled in the graph, say): they never go stale, and
+    releasing them would mean computing them again on every later evaluation.
     """
     in_order = {id(e) for e in order}
+    constant = _constant_only(order)
     uses = {}  # id(var) -> [var, consumers in order, position of the last one]
     for i, expr in enumerate(order):
         for v in expr.inputs:
@@ -552,9 +555,21 @@ def _release_plan(order):
     release = {}
     for entry in uses.values():
         v = entry[0]
-        if len(v.expr._outs) == 1 and sys.getrefcount(v) == entry[1] + _RELEASE_EXTRA_REFS:
+        if len(v.expr._outs) == 1 and id(v.expr) not in constant and \
+                sys.getrefcount(v) == entry[1] + _RELEASE_EXTRA_REFS:
             release.setdefault(entry[2], []).append(v.expr)
     return release
+
+
+def _constant_only(order):
+    """Ids of the Exprs of ``order`` computed from constants only (a function of its own:
+    a loop variable holding a Var would hide a graph-only one from _release_plan)."""
+    constant = set()
+    for expr in order:
+        if expr.inputs and all(id(v.expr) in constant if v.expr.op is not None
+                               else v.expr.kind == CONST for v in expr.inputs):
+            constant.add(id(expr))
+    return constant
 
 
 def evaluate_many(variables):

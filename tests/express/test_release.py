@@ -165,3 +165,18 @@ def test_rewired_var_gets_a_new_plan():
         got_c, got_d = graph.evaluate_many([c, d])
         np.testing.assert_allclose(got_c, np.zeros(3))
         np.testing.assert_allclose(got_d, np.tanh(np.exp(a * k)))
+
+
+def test_values_from_constants_only_are_kept(counts):
+    w = F.const(np.array([1.0, 2.0, 3.0]))
+    scaled = F.exp(w) * 2.0  # computed from constants only
+    x = F.placeholder([3], dtype=np.float64)
+    y = F.sin(x * scaled)
+    del scaled
+    for k in (1.0, 2.0):
+        x.write(np.full(3, k))
+        np.testing.assert_allclose(y.read(), np.sin(k * np.exp([1.0, 2.0, 3.0]) * 2.0))
+    counts.clear()
+    x.write(np.full(3, 3.0))
+    y.read()
+    assert counts == {"multiply": 1, "sin": 1}  # not exp, nor the scaling

@@ -22,7 +22,7 @@ from ..runtime import get_thread_number
 from . import nn_common as nc
 from .nn_conv import _DIRECT_MIN_K_POINTWISE, _packed_weight
 
-__all__ = ["Block", "plan"]
+__all__ = ["Block", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs", "run_block"]
 
 _F32 = np.dtype(np.float32)
 # References to an intermediate Var held only by the graph: its one consumer's inputs
@@ -44,43 +44,51 @@ def _conv_parts(expr):
         return None
     if len(xm.shape) != 4 or len(wm.shape) != 4 or expr.metas[0].dtype != _F32:
         return None
-    if expr.attrs["dilations"] != (1, 1):
-        return None
     return x, tuple(wm.shape), tuple(xm.shape)
 
 
-def _pointwise(expr):
-    """The 1x1, stride 1, unpadded, ungrouped conv's input Var, else None."""
-    parts = _conv_parts(expr)
-    if parts is None:
-        return None
-    x, w_shape, _ = parts
-    attrs = expr.attrs
-    if w_shape[2:] != (1, 1) or attrs["group"] != 1 or attrs["strides"] != (1, 1):
-        return None
+def pointwise_attrs(attrs, w_shape):
+    """Whether conv2d ``attrs`` with weight shape ``w_shape`` make a 1x1, stride 1,
+    unpadded, ungrouped conv (the block's expand or project)."""
+    if tuple(w_shape[2:]) != (1, 1) or attrs["group"] != 1 or attrs["strides"] != (1, 1) \
+            or attrs["dilations"] != (1, 1):
+        return False
     # SAME pads a 1x1 stride-1 conv by nothing, whatever the size
-    if attrs["padding_mode"] != Padding_Mode.SAME and any(attrs["pads"]):
-        return None
-    return x
+    return attrs["padding_mode"] == Padding_Mode.SAME or not any(attrs["pads"])
 
 
-def _depthwise(expr):
-    """``(input Var, stride)`` of a 3x3 depthwise conv with pads 1, else None.
+def depthwise_stride(attrs, w_shape):
+    """The stride (1 or 2) when conv2d ``attrs`` with weight shape ``w_shape`` make a
+    3x3 depthwise conv with pads 1 and channel multiplier 1, else None.
 
-    Explicit pads only: SAME's would depend on the input size, and the plan of an order
-    is kept across evaluations (shapes that only computing tells may change)."""
-    parts = _conv_parts(expr)
-    if parts is None:
-        return None
-    x, w_shape, x_shape = parts
-    c = x_shape[1]
-    attrs = expr.attrs
-    if w_shape != (c, 1, 3, 3) or attrs["group"] != c or c < 1:
+    Explicit pads only: SAME's would depend on the input size, and a plan is kept across
+    runs (shapes that only computing tells may change)."""
+    c = w_shape[0]
+    if tuple(w_shape) != (c, 1, 3, 3) or attrs["group"] != c or c < 1 or \
+            attrs["dilations"] != (1, 1):
         return None
     if attrs["strides"] not in ((1, 1), (2, 2)) or attrs["padding_mode"] == Padding_Mode.SAME \
             or tuple(attrs["pads"]) != (1, 1, 1, 1):
         return None
-    return x, attrs["strides"][0]
+    return attrs["strides"][0]
+
+
+def _pointwise(expr):
+    """The 1x1 conv's input Var (see :func:`pointwise_attrs`), else None."""
+    parts = _conv_parts(expr)
+    if parts is None or not pointwise_attrs(expr.attrs, parts[1]):
+        return None
+    return parts[0]
+
+
+def _depthwise(expr):
+    """``(input Var, stride)`` of a 3x3 depthwise conv (:func:`depthwise_stride`), else
+    None."""
+    parts = _conv_parts(expr)
+    if parts is None or parts[2][1] != parts[1][0]:
+        return None
+    stride = depthwise_stride(expr.attrs, parts[1])
+    return None if stride is None else (parts[0], stride)
 
 
 class Block:
@@ -114,32 +122,51 @@ class Block:
     def compute(self):
         """Compute ``final`` in one kernel call; False when the arrays do not allow it
         (then the caller computes the ops one by one)."""
+        members = [e for e in (self.expand, self.depthwise, self.project) if e is not None]
+        if any(len(e.inputs) == 3 and e.inputs[2].expr.values is None for e in members):
+            return False  # a bias released upstream: op by op (the ops revive it)
         x = _value(self.block_input())
         w1 = _value(self.expand.inputs[1]) if self.expand is not None else None
-        wd = _value(self.depthwise.inputs[1])
-        w3 = _value(self.project.inputs[1])
         b1 = _bias(self.expand) if self.expand is not None else None
-        b2, b3 = _bias(self.depthwise), _bias(self.project)
-        arrays = [x, wd, w3, b2, b3] + ([w1, b1] if self.expand is not None else [])
-        if any(a is None or a.dtype != _F32 for a in arrays):
-            return False  # a value released upstream, or not float32: op by op
-        x = nc.c_array(x)
-        ce = wd.shape[0]
-        direct1, direct3 = _direct(x.shape[1]), _direct(ce)
-        pa1 = _packed_weight(w1, 1, direct=direct1)[0] if w1 is not None else None
-        pa3 = _packed_weight(w3, 1, direct=direct3)[0]
-        lo1, hi1 = _clamp(self.expand) if self.expand is not None else (0.0, 0.0)
-        lo2, hi2 = _clamp(self.depthwise)
-        lo3, hi3 = _clamp(self.project)
-        n, _, h, w = x.shape
-        s = self.stride
-        y = np.empty((n, w3.shape[0], (h - 1) // s + 1, (w - 1) // s + 1), np.float32)
-        _kernel.inverted_residual(x, pa1, b1, lo1, hi1, nc.c_array(wd).reshape(ce, 9), b2,
-                                  lo2, hi2, s, pa3, b3, lo3, hi3,
-                                  x if self.add is not None else None, y,
-                                  get_thread_number(), direct1, direct3)
+        y = run_block(x, w1, b1, _clamp(self.expand), _value(self.depthwise.inputs[1]),
+                      _bias(self.depthwise), _clamp(self.depthwise), self.stride,
+                      _value(self.project.inputs[1]), _bias(self.project),
+                      _clamp(self.project), self.add is not None)
+        if y is None:
+            return False
         self.final.store_result(y)
         return True
+
+
+def run_block(x, w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual):
+    """The block's output from its arrays (``w1``/``b1`` None: no expand; a bias None:
+    zeros; a clamp ``(lo, hi)``), or None when they do not allow the fused kernel
+    (released upstream, not float32, not 4-D, channels that do not chain)."""
+    for a in (x, w1, wd, w3, b1, b2, b3):
+        if a is not None and (type(a) is not np.ndarray or a.dtype != _F32):
+            return None
+    if x is None or wd is None or w3 is None or x.ndim != 4 or wd.ndim != 4 or \
+            w3.ndim != 4:
+        return None
+    ce = wd.shape[0]
+    if (w1 is not None and (w1.ndim != 4 or w1.shape[:2] != (ce, x.shape[1]))) or \
+            (w1 is None and x.shape[1] != ce) or w3.shape[1] != ce:
+        return None
+    x = nc.c_array(x)
+    direct1, direct3 = _direct(x.shape[1]), _direct(ce)
+    pa1 = _packed_weight(w1, 1, direct=direct1)[0] if w1 is not None else None
+    if w1 is not None and b1 is None:
+        b1 = np.zeros(ce, np.float32)
+    b2 = np.zeros(ce, np.float32) if b2 is None else nc.c_array(b2)
+    b3 = np.zeros(w3.shape[0], np.float32) if b3 is None else nc.c_array(b3)
+    n, _, h, w = x.shape
+    y = np.empty((n, w3.shape[0], (h - 1) // stride + 1, (w - 1) // stride + 1), np.float32)
+    _kernel.inverted_residual(x, pa1, None if b1 is None else nc.c_array(b1), *clamp1,
+                              nc.c_array(wd).reshape(ce, 9), b2, *clamp2, stride,
+                              _packed_weight(w3, 1, direct=direct3)[0], b3, *clamp3,
+                              x if residual else None, y, get_thread_number(), direct1,
+                              direct3)
+    return y
 
 
 def _direct(k):
@@ -153,16 +180,19 @@ def _value(v):
 
 
 def _bias(expr):
-    if len(expr.inputs) == 3:
-        b = _value(expr.inputs[2])
-        return None if b is None else nc.c_array(b)
-    w = expr.inputs[1]
-    return np.zeros(w.expr.metas[w.index].shape[0], np.float32)
+    """The conv's bias array, or None when it has none (or it was released: then
+    :func:`run_block` would take zeros, so the caller's other checks must catch it)."""
+    return _value(expr.inputs[2]) if len(expr.inputs) == 3 else None
+
+
+def clamp_of(attrs):
+    """``(lo, hi)`` of a conv2d's fused clamp (unbounded without one)."""
+    clamp = attrs.get("clamp")
+    return (-np.inf, np.inf) if clamp is None else (float(clamp[0]), float(clamp[1]))
 
 
 def _clamp(expr):
-    clamp = expr.attrs.get("clamp")
-    return (-np.inf, np.inf) if clamp is None else (float(clamp[0]), float(clamp[1]))
+    return (0.0, 0.0) if expr is None else clamp_of(expr.attrs)
 
 
 def plan(order):
