@@ -25,6 +25,7 @@ import numpy as np
 from ..express.errors import OpError
 from ..express.graph import PLACEHOLDER, TRAINABLE, _describe, topological_order
 from ..express.optable import TensorMeta
+from .plan_fusion import fuse_steps
 
 __all__ = ["Plan", "PlanStep", "RunStopped"]
 
@@ -160,7 +161,9 @@ class Plan:
         self.input_dtypes = [v.expr.metas[v.index].dtype for v in self.input_vars]
         self.n_slots = len(slot_of)
         self.slot_of = slot_of  # (Expr id, output index) -> slot, of the source graph
-        self.steps = _fuse_activations(_relu_grad_reads_output(steps), set(self.output_slots))
+        keep = set(self.output_slots)
+        self.steps = fuse_steps(_fuse_activations(_relu_grad_reads_output(steps), keep), keep,
+                                consts)
         self.constants = consts
         self.trainables = trainables
         self._template = [None] * self.n_slots

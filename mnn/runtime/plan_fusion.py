@@ -1,0 +1,233 @@
+"""Plan passes that merge chains of steps into one step (loaded models, compiled graphs).
+
+The express engine fuses the same chains at evaluation time (mnn/express/ops/
+fusion_block.py and fusion_add_relu.py); a :class:`~mnn.runtime.plan.Plan` is built once
+and run many times, so here the steps themselves are rewritten once:
+
+* an inverted-residual block (1x1 conv, depthwise 3x3 conv, 1x1 conv, optionally plus
+  the block's input) becomes one ``inverted_residual_block`` step, computed band by band
+  by :func:`mnn.express.ops.fusion_block.run_block`;
+* ``relu(conv2d(...) + skip)`` becomes one ``conv2d_add_relu`` step: the convolution,
+  then the add and relu in one pass in place in its fresh output.
+
+A chain is merged only when its intermediate slots feed nothing else and are not plan
+outputs. A merged step checks shapes with the ops' own inference, chained, so a wrong
+shape fails with the same message; when its arrays do not suit the fused kernel (not
+float32, say) it computes the ops one by one.
+"""
+import numpy as np
+
+from .._cython import elementwise as _elementwise
+from ..express.ops import fusion_block
+from ..express.optable import OpDef, TensorMeta, get_op
+from ..express.runtime import get_thread_number
+
+__all__ = ["fuse_steps"]
+
+_CONV = "conv2d"
+_PARALLEL_MIN = 1 << 15
+
+
+def _infer_chain(parts, metas):
+    """Chain the ops' inference: ``parts`` is ``[(op name, attrs, n extra inputs)]``, the
+    first taking ``metas[0]``, each next one the previous output; extra inputs follow in
+    ``metas``. A trailing ``add`` takes the chain's first input as its other operand."""
+    current, k = metas[0], 1
+    for name, attrs, extra in parts:
+        if name == "add":
+            ins = [current, metas[0]]
+        else:
+            ins = [current] + list(metas[k:k + extra])
+            k += extra
+        (shape, dtype), = get_op(name).infer(ins, **attrs)
+        current = TensorMeta(shape, dtype)
+    return [(current.shape, current.dtype)]
+
+
+def _compute_chain(parts, arrays):
+    current, k = arrays[0], 1
+    for name, attrs, extra in parts:
+        if name == "add":
+            ins = [current, arrays[0]]
+        else:
+            ins = [current] + list(arrays[k:k + extra])
+            k += extra
+        current = get_op(name).compute(ins, **attrs)
+    return current
+
+
+# -- inverted-residual blocks ---------------------------------------------------------
+
+
+def _block_infer(metas, parts):
+    return _infer_chain(parts, metas)
+
+
+def _block_compute(arrays, parts):
+    convs = [p for p in parts if p[0] == _CONV]
+    expand = len(convs) == 3
+    k = 1
+    taken = []
+    for _, attrs, extra in convs:
+        w = arrays[k]
+        b = arrays[k + 1] if extra == 2 else None
+        taken.append((w, b, fusion_block.clamp_of(attrs)))
+        k += extra
+    (w1, b1, c1) = taken[0] if expand else (None, None, (0.0, 0.0))
+    (wd, b2, c2), (w3, b3, c3) = taken[-2], taken[-1]
+    stride = convs[-2][1]["strides"][0]
+    y = fusion_block.run_block(arrays[0], w1, b1, c1, wd, b2, c2, stride, w3, b3, c3,
+                               parts[-1][0] == "add")
+    return y if y is not None else _compute_chain(parts, arrays)
+
+
+BLOCK_OP = OpDef("inverted_residual_block", _block_infer, _block_compute,
+                 doc="conv 1x1 -> depthwise 3x3 -> conv 1x1 [+ input], one step of a plan")
+
+
+# -- relu(conv + skip) ----------------------------------------------------------------
+
+
+def _add_relu_infer(metas, conv_attrs, skip_first):
+    (shape, dtype), = get_op(_CONV).infer(metas[:-1], **conv_attrs)
+    conv = TensorMeta(shape, dtype)
+    ins = [metas[-1], conv] if skip_first else [conv, metas[-1]]
+    (shape, dtype), = get_op("add").infer(ins)
+    return get_op("relu").infer([TensorMeta(shape, dtype)], slope=0.0)
+
+
+def _add_relu_compute(arrays, conv_attrs, skip_first):
+    y = get_op(_CONV).compute(arrays[:-1], **conv_attrs)
+    skip = arrays[-1]
+    if (type(y) is np.ndarray and type(skip) is np.ndarray and y.shape == skip.shape
+            and y.dtype == skip.dtype and y.dtype in (np.float32, np.float64)
+            and y.base is None and y.flags.writeable and y.flags.c_contiguous):
+        skip = np.ascontiguousarray(skip)
+        n = y.size
+        _elementwise.add_relu(y.reshape(n), skip.reshape(n), y.reshape(n),
+                              get_thread_number() if n >= _PARALLEL_MIN else 1)
+        return y
+    total = get_op("add").compute([skip, y] if skip_first else [y, skip])
+    return get_op("relu").compute([total], slope=0.0)
+
+
+ADD_RELU_OP = OpDef("conv2d_add_relu", _add_relu_infer, _add_relu_compute,
+                    doc="relu(conv2d(...) + skip), one step of a plan")
+
+
+# -- the pass --------------------------------------------------------------------------
+
+
+def fuse_steps(steps, keep, constants):
+    """``steps`` with the chains above merged (``keep``: slots that must stay, the plan's
+    outputs; ``constants``: slot -> array of the constant slots, whose shapes tell the
+    weights apart)."""
+    readers = {}
+    for step in steps:
+        for s in step.inputs:
+            readers[s] = readers.get(s, 0) + 1
+    producer = {s: step for step in steps for s in step.outputs}
+
+    def only_reader(slot):
+        return slot not in keep and readers.get(slot) == 1
+
+    merged = {}  # id(step) -> the step replacing it (at the final step's place)
+    absorbed = set()
+    # From the end: a chain is found from its last step, so the longest one (a block
+    # with its residual add) is taken before a shorter one inside it.
+    for step in reversed(steps):
+        if id(step) in absorbed:
+            continue
+        found = _block_at(step, producer, only_reader, constants, absorbed)
+        if found is None:
+            found = _add_relu_at(step, producer, only_reader, absorbed)
+        if found is None:
+            continue
+        members, fused = found
+        absorbed.update(id(m) for m in members if m is not step)
+        merged[id(step)] = fused
+    if not merged:
+        return steps
+    return [merged.get(id(step), step) for step in steps if id(step) not in absorbed]
+
+
+def _weight_shape(step, constants, i=1):
+    w = constants.get(step.inputs[i]) if len(step.inputs) > i else None
+    return None if w is None or w.ndim != 4 else w.shape
+
+
+def _is_conv(step):
+    return step.op.name == _CONV and len(step.outputs) == 1 and len(step.inputs) in (2, 3)
+
+
+def _block_at(step, producer, only_reader, constants, absorbed):
+    """``(members, fused step)`` when ``step`` ends an inverted-residual block."""
+    add = None
+    project = step
+    if step.op.name == "add" and len(step.inputs) == 2:
+        for i in range(2):
+            p = producer.get(step.inputs[i])
+            if p is not None and _is_conv(p) and only_reader(step.inputs[i]):
+                add, project, block_in_slot = step, p, step.inputs[1 - i]
+                break
+        if add is None:
+            return None
+    if not _is_conv(project) or id(project) in absorbed:
+        return None
+    w3 = _weight_shape(project, constants)
+    if w3 is None or not fusion_block.pointwise_attrs(project.attrs, w3):
+        return None
+    dw = producer.get(project.inputs[0])
+    if dw is None or not _is_conv(dw) or not only_reader(project.inputs[0]) or \
+            id(dw) in absorbed:
+        return None
+    wd = _weight_shape(dw, constants)
+    if wd is None or fusion_block.depthwise_stride(dw.attrs, wd) is None:
+        return None
+    expand = producer.get(dw.inputs[0])
+    if expand is not None and _is_conv(expand) and only_reader(dw.inputs[0]) and \
+            id(expand) not in absorbed:
+        w1 = _weight_shape(expand, constants)
+        if w1 is None or not fusion_block.pointwise_attrs(expand.attrs, w1):
+            expand = None
+    else:
+        expand = None
+    convs = [c for c in (expand, dw, project) if c is not None]
+    x_slot = convs[0].inputs[0]
+    if add is not None and (block_in_slot != x_slot or
+                            fusion_block.depthwise_stride(dw.attrs, wd) != 1):
+        return None
+    parts = [(_CONV, c.attrs, len(c.inputs) - 1) for c in convs]
+    inputs = [x_slot] + [s for c in convs for s in c.inputs[1:]]
+    last = project
+    if add is not None:
+        parts.append(("add", {}, 0))
+        last = add
+    members = convs + ([add] if add is not None else [])
+    fused = _new_step(last, BLOCK_OP, {"parts": tuple(parts)}, tuple(inputs))
+    return members, fused
+
+
+def _add_relu_at(step, producer, only_reader, absorbed):
+    """``(members, fused step)`` when ``step`` is ``relu(conv + skip)``."""
+    if step.op.name != "relu" or step.attrs.get("slope", 0.0) != 0.0 or \
+            len(step.inputs) != 1:
+        return None
+    add = producer.get(step.inputs[0])
+    if add is None or add.op.name != "add" or len(add.inputs) != 2 or \
+            not only_reader(step.inputs[0]) or id(add) in absorbed:
+        return None
+    for i in range(2):
+        conv = producer.get(add.inputs[i])
+        if conv is not None and _is_conv(conv) and only_reader(add.inputs[i]) and \
+                add.inputs[1 - i] != add.inputs[i] and id(conv) not in absorbed:
+            attrs = {"conv_attrs": conv.attrs, "skip_first": i == 1}
+            fused = _new_step(step, ADD_RELU_OP, attrs,
+                              tuple(conv.inputs) + (add.inputs[1 - i],))
+            return [conv, add], fused
+    return None
+
+
+def _new_step(last, op, attrs, inputs):
+    # The plan's own step class, named after the chain's last op (hooks see that name).
+    return type(last)(op, attrs, inputs, last.outputs, last.name)

@@ -1,0 +1,109 @@
+"""Plan passes merging an inverted-residual block and relu(conv + skip) into one step:
+results against torch, what is merged and what is not, and the fallbacks."""
+import numpy as np
+import pytest
+
+import mnn.expr as F
+from mnn.runtime.plan import Plan
+
+torch = pytest.importorskip("torch")
+tf = torch.nn.functional
+
+
+def _rand(rng, *shape, scale=0.3, dtype=np.float32):
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def _block_weights(rng, cin, ce, cout, dtype=np.float32):
+    return dict(w1=_rand(rng, ce, cin, 1, 1, dtype=dtype), b1=_rand(rng, ce, dtype=dtype),
+                wd=_rand(rng, ce, 1, 3, 3, dtype=dtype), b2=_rand(rng, ce, dtype=dtype),
+                w3=_rand(rng, cout, ce, 1, 1, dtype=dtype), b3=_rand(rng, cout, dtype=dtype))
+
+
+def _mnn_block(x, p, stride, residual):
+    h = F.conv2d(x, F.const(p["w1"]), F.const(p["b1"]), (1, 1), (0, 0), activation="relu6")
+    h = F.conv2d(h, F.const(p["wd"]), F.const(p["b2"]), (stride, stride), (1, 1),
+                 group=p["wd"].shape[0], activation="relu6")
+    y = F.conv2d(h, F.const(p["w3"]), F.const(p["b3"]), (1, 1), (0, 0))
+    return x + y if residual else y
+
+
+def _torch_block(x, p, stride, residual):
+    t = {k: torch.from_numpy(v) for k, v in p.items()}
+    h = torch.clamp(tf.conv2d(x, t["w1"], t["b1"]), 0, 6)
+    h = torch.clamp(tf.conv2d(h, t["wd"], t["b2"], stride=stride, padding=1,
+                              groups=p["wd"].shape[0]), 0, 6)
+    y = tf.conv2d(h, t["w3"], t["b3"])
+    return x + y if residual else y
+
+
+def _ops(plan):
+    return [s.op.name for s in plan.steps]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blocks_and_residual_relu_match_torch(threads):
+    F.set_thread_number(threads)
+    try:
+        rng = np.random.default_rng(threads)
+        p1, p2 = _block_weights(rng, 8, 48, 8), _block_weights(rng, 8, 48, 16)
+        wc, bc = _rand(rng, 16, 16, 3, 3), _rand(rng, 16)
+        x = F.placeholder([1, 8, 20, 18])
+        h = _mnn_block(x, p1, 1, True)
+        h = _mnn_block(h, p2, 2, False)
+        y = F.relu(F.conv2d(h, F.const(wc), F.const(bc), (1, 1), (1, 1)) + h)
+        plan = Plan([x], [y])
+        assert _ops(plan) == ["inverted_residual_block", "inverted_residual_block",
+                              "conv2d_add_relu"]
+        for _ in range(2):
+            data = rng.standard_normal((1, 8, 20, 18)).astype(np.float32)
+            t = _torch_block(torch.from_numpy(data), p1, 1, True)
+            t = _torch_block(t, p2, 2, False)
+            want = torch.relu(tf.conv2d(t, torch.from_numpy(wc), torch.from_numpy(bc),
+                                        padding=1) + t).numpy()
+            (got,) = plan.run([data])
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    finally:
+        F.set_thread_number(1)
+
+
+def test_intermediate_plan_output_is_not_merged():
+    rng = np.random.default_rng(0)
+    p = _block_weights(rng, 4, 16, 4)
+    x = F.placeholder([1, 4, 9, 9])
+    h = F.conv2d(x, F.const(p["w1"]), F.const(p["b1"]), (1, 1), (0, 0), activation="relu6")
+    d = F.conv2d(h, F.const(p["wd"]), F.const(p["b2"]), (1, 1), (1, 1), group=16,
+                 activation="relu6")
+    y = F.conv2d(d, F.const(p["w3"]), F.const(p["b3"]), (1, 1), (0, 0))
+    plan = Plan([x], [y, d])  # the depthwise output is wanted too
+    assert "inverted_residual_block" not in _ops(plan)
+    data = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    got_y, got_d = plan.run([data])
+    want = _torch_block(torch.from_numpy(data), p, 1, False).numpy()
+    np.testing.assert_allclose(got_y, want, rtol=1e-5, atol=1e-5)
+    assert got_d.shape == (1, 16, 9, 9)
+
+
+def test_float64_chain_computes_op_by_op():
+    rng = np.random.default_rng(1)
+    p = _block_weights(rng, 4, 12, 4, dtype=np.float64)
+    x = F.placeholder([2, 4, 7, 7], dtype=np.float64)
+    plan = Plan([x], [_mnn_block(x, p, 1, True)])
+    assert _ops(plan) == ["inverted_residual_block"]
+    data = rng.standard_normal((2, 4, 7, 7))
+    (got,) = plan.run([data])
+    want = _torch_block(torch.from_numpy(data), p, 1, True).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_wrong_input_shape_names_the_conv():
+    rng = np.random.default_rng(2)
+    p = _block_weights(rng, 4, 12, 4)
+    x = F.placeholder([1, 4, -1, -1])
+    plan = Plan([x], [_mnn_block(x, p, 1, True)])
+    assert _ops(plan) == ["inverted_residual_block"]
+    with pytest.raises(Exception, match="channels"):
+        plan.run([np.zeros((1, 5, 6, 6), np.float32)])
+    (got,) = plan.run([np.ones((1, 4, 6, 6), np.float32)])
+    want = _torch_block(torch.ones((1, 4, 6, 6)), p, 1, True).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
