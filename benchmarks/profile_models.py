@@ -1,7 +1,9 @@
 """Per-op-kind time of MobileNetV2 / ResNet18 in mnn.express and in onnxruntime.
 
 Ours: every op's compute is wrapped with a CPU-time timer while the model runs repeatedly; conv2d
-calls are split by kind (depthwise, 1x1, Winograd 3x3, im2col). onnxruntime: its own
+calls are split by kind (depthwise, 1x1, Winograd 3x3, im2col), and the chains the engine
+fuses (inverted-residual blocks, relu(conv + skip)) are timed as kinds of their own (the
+convolution inside conv+add+relu is also counted under its conv kind). onnxruntime: its own
 profiler (``enable_profiling``), node times grouped the same way from the node's weight
 shape (its profiler measures wall time: compare on a quiet machine). Totals are CPU
 time. Prints milliseconds per run for each kind, ours and onnxruntime's, so the gap to
@@ -27,6 +29,7 @@ import onnxruntime as ort
 
 import bench_models
 from mnn.express import optable
+from mnn.express.ops import fusion_add_relu, fusion_block
 
 
 def _conv_kind(w_shape, group, strides):
@@ -64,6 +67,21 @@ def profile_ours(x, y, data, repeat):
             return out
 
         op.compute = timed
+    # Fused chains (an inverted-residual block, relu(conv + skip)) run as one call: timed
+    # as their own kinds (the add + relu pass and its convolution together).
+    fused = [(fusion_block.Block, "fused block"), (fusion_add_relu.AddRelu, "conv+add+relu")]
+    for cls, kind in fused:
+        def timed_fused(self, _f=cls.compute, _kind=kind):
+            t0 = _clock()
+            done = _f(self)
+            key = _kind
+            if _kind == "fused block":
+                key = f"fused block s{self.stride}"
+            times[key] += _clock() - t0
+            return done
+
+        originals[cls] = cls.compute
+        cls.compute = timed_fused
     try:
         x.write(data)
         y.read()
@@ -75,7 +93,10 @@ def profile_ours(x, y, data, repeat):
         total = (_clock() - t0) / repeat
     finally:
         for name, f in originals.items():
-            optable.get_op(name).compute = f
+            if isinstance(name, str):
+                optable.get_op(name).compute = f
+            else:
+                name.compute = f
     return {k: v / repeat * 1e3 for k, v in times.items()}, total * 1e3
 
 

@@ -6,6 +6,8 @@ depthwise images never leave the cache.
 Every shape, packed-weight size and scratch size is checked here before the C code runs:
 the C code trusts them.
 """
+import threading
+
 import numpy as np
 from cython.parallel cimport prange
 cimport openmp
@@ -44,6 +46,23 @@ cdef extern from "fused_block.h":
 _EBUF_TARGET = 96 * 1024
 # Largest expanded image (floats, 768 KB) run whole with the threads splitting channels.
 _SPLIT_MAX = 192 * 1024
+
+
+_work = threading.local()
+
+
+def _scratch(name, shape, dtype):
+    """A reused work array of ``shape`` (contents undefined), one per name and Python
+    thread (graphs may run from several at once); it only grows. A call allocating its
+    1-2 MB of scratch afresh spent a tenth of a 14x14 block's time in the allocator."""
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= d
+    buf = getattr(_work, name, None)
+    if buf is None or buf.shape[0] < n:
+        buf = np.empty(max(n, 1), dtype)
+        setattr(_work, name, buf)
+    return buf[:n].reshape(shape)
 
 
 def band_rows(Py_ssize_t Ce, Py_ssize_t W, Py_ssize_t stride, Py_ssize_t rows):
@@ -136,33 +155,37 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
     cdef Py_ssize_t per = (OH + parts - 1) // parts
     g.R = OH if split else band_rows(Ce, W, stride, per)
     # Channel offsets of the direct kernel's input: x planes, then d planes of R rows.
-    koff_arr = np.concatenate([np.arange(Cin, dtype=np.intp) * (H * W),
-                               np.arange(Ce, dtype=np.intp) * (g.R * OW)])
-    cdef Py_ssize_t[::1] koff = koff_arr
+    cdef Py_ssize_t[::1] koff = _scratch("koff", (Cin + Ce,), np.intp)
+    cdef Py_ssize_t k
+    for k in range(Cin):
+        koff[k] = k * H * W
+    for k in range(Ce):
+        koff[Cin + k] = k * g.R * OW
     g.koff1 = &koff[0]
     g.koff3 = &koff[Cin]
     cdef Py_ssize_t threads = nthreads if split else min(nthreads, N * parts)
     cdef Py_ssize_t po_size = H * W if split else (g.R * stride + 2) * W
-    pb_arr = np.empty((threads, mnn_sg_kc * mnn_sg_nc), np.float32)
+    pb_arr = _scratch("pb", (threads, mnn_sg_kc * mnn_sg_nc), np.float32)
     # pixel offsets of the direct kernel: a band's (at most R * stride + 2 e rows of W, R
     # d rows of OW <= W) or a whole image's
-    po_arr = np.empty((threads, po_size), np.intp)
+    po_arr = _scratch("po", (threads, po_size), np.intp)
     cdef Py_ssize_t[:, ::1] po = po_arr
     cdef float[:, ::1] pb = pb_arr
-    zeros_arr = np.zeros(W, np.float32)
+    zeros_arr = _scratch("zeros", (W,), np.float32)
+    zeros_arr[:] = 0
     cdef const float[::1] zeros = zeros_arr
     cdef const float* r0 = &rv[0, 0, 0, 0] if has_r else NULL
     cdef float[::1] e_all
     cdef float[::1] d_all
     if split:
-        e_all = np.empty(max(Ce * H * W, 1), np.float32)
-        d_all = np.empty(max(Ce * OH * OW, 1), np.float32)
+        e_all = _scratch("e", (max(Ce * H * W, 1),), np.float32)
+        d_all = _scratch("d", (max(Ce * OH * OW, 1),), np.float32)
         with nogil:
             mnn_fb_images_split(&g, N, &x[0, 0, 0, 0], r0, &y[0, 0, 0, 0], &e_all[0],
                                 &d_all[0], &pb[0, 0], &po[0, 0], &zeros[0], <int>threads)
         return
-    ebuf_arr = np.empty((threads, max(mnn_fb_ebuf_size(&g), 1)), np.float32)
-    dbuf_arr = np.empty((threads, max(mnn_fb_dbuf_size(&g), 1)), np.float32)
+    ebuf_arr = _scratch("e", (threads, max(mnn_fb_ebuf_size(&g), 1)), np.float32)
+    dbuf_arr = _scratch("d", (threads, max(mnn_fb_dbuf_size(&g), 1)), np.float32)
     cdef float[:, ::1] ebuf = ebuf_arr
     cdef float[:, ::1] dbuf = dbuf_arr
     cdef Py_ssize_t item, n, a, b, tid

@@ -13,6 +13,7 @@ Cached arrays are never written in place (sources are replaced on ``write``), so
 return views of their inputs and ``read()`` results stay valid.
 """
 import sys
+import threading
 from collections import OrderedDict
 from functools import partial
 from weakref import WeakKeyDictionary
@@ -449,6 +450,7 @@ def _run_order(order, revived=()):
 # plan keeps no graph alive. A release planned while nothing else held a value stays
 # right if something takes hold of it later: reading it then recomputes it.
 _ORDER_PLANS = OrderedDict()
+_ORDER_PLANS_LOCK = threading.Lock()  # graphs may be read from several Python threads
 _MAX_ORDER_PLANS = 64
 _structure_epoch = [0]
 
@@ -467,10 +469,11 @@ def _order_plan(order):
     final position of member ``m``; ``release[i]`` the positions whose values go after
     position ``i`` computed (:func:`_release_plan`)."""
     key = (tuple([e.id for e in order]), _epoch[0], _structure_epoch[0])
-    plan = _ORDER_PLANS.get(key)
-    if plan is not None:
-        _ORDER_PLANS.move_to_end(key)
-        return plan
+    with _ORDER_PLANS_LOCK:
+        plan = _ORDER_PLANS.get(key)
+        if plan is not None:
+            _ORDER_PLANS.move_to_end(key)
+            return plan
     position = {id(e): i for i, e in enumerate(order)}
     groups = {}
     claimed = set()
@@ -494,9 +497,11 @@ def _order_plan(order):
     member_final = {m: f for f, (members, _) in groups.items() for m in members}
     release = {i: tuple([position[id(e)] for e in exprs])
                for i, exprs in _release_plan(order).items()}
-    plan = _ORDER_PLANS[key] = (groups, member_final, release)
-    if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
-        _ORDER_PLANS.popitem(last=False)
+    plan = (groups, member_final, release)
+    with _ORDER_PLANS_LOCK:
+        _ORDER_PLANS[key] = plan
+        if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
+            _ORDER_PLANS.popitem(last=False)
     return plan
 
 
