@@ -48,9 +48,9 @@ def _data(*shape):
 
 # (N, C, O, H, W, pads (top, left, bottom, right), tile size _use_winograd picks)
 CASES = [
-    (1, 16, 16, 5, 5, (1, 1, 1, 1), 2),       # 2x2 tiles of 4: F(2x2) has 9 tiles
+    (2, 16, 16, 5, 5, (1, 1, 1, 1), 2),       # 2x2 tiles of 4: F(2x2) has 9 per image
     (3, 17, 24, 13, 11, (1, 1, 1, 1), 4),     # odd sizes, edge tiles cut off, batch 3
-    (1, 32, 40, 7, 7, (1, 1, 1, 1), 2),       # ResNet's 7x7 shape at small width
+    (2, 32, 40, 7, 7, (1, 1, 1, 1), 2),       # ResNet's 7x7 shape at small width
     (2, 16, 33, 9, 10, (0, 0, 0, 0), 4),      # no pads; O not a multiple of the strips
     (1, 20, 17, 26, 24, (0, 1, 2, 1), 4),     # asymmetric pads
     (5, 16, 16, 12, 12, (2, 0, 1, 2), 4),     # many images: threads take whole blocks
@@ -77,11 +77,11 @@ def test_winograd_fused_activation_and_no_bias(threads, act, size):
     _check(y.read(), _reference(x, wt, None, (1, 1, 1, 1), act))
 
 
-@pytest.mark.parametrize("size,m", [(14, 4), (7, 2)])
-def test_winograd_512_channels_stays_accurate(size, m):
+@pytest.mark.parametrize("n,size,m", [(1, 14, 4), (2, 7, 2)])
+def test_winograd_512_channels_stays_accurate(n, size, m):
     # Many channels sum many rounded products: N(0, 1) data, weights scaled as a trained
     # network's (output of unit scale), against the float64 reference.
-    x = _data(1, 512, size, size)
+    x = _data(n, 512, size, size)
     wt = (_data(512, 512, 3, 3) / np.sqrt(9 * 512)).astype(np.float32)
     b = _data(512)
     assert nn_conv._use_winograd(x.shape, wt.shape, (1, 1), (1, 1), 1, x.dtype) == m
@@ -97,6 +97,8 @@ def test_winograd_is_not_used_where_it_does_not_apply():
     assert nn_conv._use_winograd(shape, (32, 16, 3, 3), (1, 1), (1, 1), 2) == 0
     assert nn_conv._use_winograd(shape, (32, 32, 3, 3), (1, 1), (1, 1), 1, np.float64) == 0
     assert nn_conv._use_winograd((1, 32, 3, 3), (32, 32, 3, 3), (1, 1), (1, 1), 1) == 0
+    # one small image: the direct kernel (in a model the weights come from memory)
+    assert nn_conv._use_winograd((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1), 1) == 0
 
 
 def _kernel_args(n=1, c=16, o=16, h=8, w=8, m=4, nthreads=1):
