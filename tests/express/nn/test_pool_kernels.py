@@ -107,12 +107,14 @@ def test_global_pooling_with_nans_matches_torch(shape):
                                rtol=1e-6, atol=1e-6)
 
 
-def test_pooling_runs_the_same_at_two_threads():
+@pytest.mark.parametrize("shape", [(4, 16, 33, 35), (1, 3, 3, 40), (1, 2, 9, 5)])
+def test_pooling_runs_the_same_at_two_and_three_threads(shape):
+    # The threads take bands of output rows of every plane (1 to 5 rows here).
     rng = np.random.default_rng(8)
-    x = rng.standard_normal((4, 16, 33, 35)).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
     results = []
     before = F.get_thread_number()
-    for n in (1, 2):
+    for n in (1, 2, 3):
         F.set_thread_number(n)
         try:
             xv = F.const(x)
@@ -122,8 +124,9 @@ def test_pooling_runs_the_same_at_two_threads():
             results.append([y.read(), g.read(), a.read(), F.global_avg_pool(xv).read()])
         finally:
             F.set_thread_number(before)
-    for one, two in zip(*results):
-        np.testing.assert_array_equal(one, two)
+    for one, *more in zip(*results):
+        for other in more:
+            np.testing.assert_array_equal(one, other)
 
 
 def test_kernels_reject_inconsistent_arguments():
