@@ -180,3 +180,35 @@ def test_values_from_constants_only_are_kept(counts):
     x.write(np.full(3, 3.0))
     y.read()
     assert counts == {"multiply": 1, "sin": 1}  # not exp, nor the scaling
+
+
+def test_step_after_a_write_below_a_fused_product():
+    # The loss graph holds w * k + x, fused by the engine (the product keeps no value).
+    # After a new batch x is written, the product is fresh but its value is gone: the
+    # optimizer's check whether the loss is still fresh must cope with that.
+    from mnn import nn, optim
+    from mnn.express.ops import fusion
+
+    n = fusion.MIN_SIZE + 5
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = F.const(np.ones(n, np.float32))
+            self.w.fix_as_trainable()
+
+        def forward(self, x):
+            return self.w * F.const(np.full(n, 2.0, np.float32)) + x
+
+    rng = np.random.default_rng(0)
+    net = Scale()
+    x = F.placeholder([n])
+    x.write(rng.standard_normal(n).astype(np.float32))
+    loss = F.reduce_sum(F.square(net(x)))
+    loss.read()
+    batch = rng.standard_normal(n).astype(np.float32)
+    x.write(batch)
+    optim.SGD(net, 0.1, momentum=0.0).step(loss)
+    # d/dw sum((2w + x)^2) = 4 (2w + x), from the new batch
+    np.testing.assert_allclose(net.w.read(), 1.0 - 0.1 * 4 * (2.0 + batch), rtol=1e-5,
+                               atol=1e-5)
