@@ -28,39 +28,37 @@ _CONV = "conv2d"
 _PARALLEL_MIN = 1 << 15
 
 
-def _infer_chain(parts, metas):
-    """Chain the ops' inference: ``parts`` is ``[(op name, attrs, n extra inputs)]``, the
-    first taking ``metas[0]``, each next one the previous output; extra inputs follow in
-    ``metas``. A trailing ``add`` takes the chain's first input as its other operand."""
-    current, k = metas[0], 1
+def _walk_chain(parts, values, step):
+    """Feed a chain op by op: ``parts`` is ``[(op name, attrs, n extra inputs)]``, the
+    first op taking ``values[0]``, each next one the previous result; extra inputs follow
+    in ``values``. A trailing ``add`` takes the chain's first input as its other operand.
+    ``step(name, inputs, attrs)`` gives an op's result (its inference or its compute)."""
+    current, k = values[0], 1
     for name, attrs, extra in parts:
         if name == "add":
-            ins = [current, metas[0]]
+            ins = [current, values[0]]
         else:
-            ins = [current] + list(metas[k:k + extra])
+            ins = [current] + list(values[k:k + extra])
             k += extra
-        (shape, dtype), = get_op(name).infer(ins, **attrs)
-        current = TensorMeta(shape, dtype)
-    return [(current.shape, current.dtype)]
-
-
-def _compute_chain(parts, arrays):
-    current, k = arrays[0], 1
-    for name, attrs, extra in parts:
-        if name == "add":
-            ins = [current, arrays[0]]
-        else:
-            ins = [current] + list(arrays[k:k + extra])
-            k += extra
-        current = get_op(name).compute(ins, **attrs)
+        current = step(name, ins, attrs)
     return current
+
+
+def _infer_step(name, metas, attrs):
+    (shape, dtype), = get_op(name).infer(metas, **attrs)
+    return TensorMeta(shape, dtype)
+
+
+def _compute_step(name, arrays, attrs):
+    return get_op(name).compute(arrays, **attrs)
 
 
 # -- inverted-residual blocks ---------------------------------------------------------
 
 
 def _block_infer(metas, parts):
-    return _infer_chain(parts, metas)
+    out = _walk_chain(parts, metas, _infer_step)
+    return [(out.shape, out.dtype)]
 
 
 def _block_compute(arrays, parts):
@@ -78,7 +76,7 @@ def _block_compute(arrays, parts):
     stride = convs[-2][1]["strides"][0]
     y = fusion_block.run_block(arrays[0], w1, b1, c1, wd, b2, c2, stride, w3, b3, c3,
                                parts[-1][0] == "add")
-    return y if y is not None else _compute_chain(parts, arrays)
+    return y if y is not None else _walk_chain(parts, arrays, _compute_step)
 
 
 BLOCK_OP = OpDef("inverted_residual_block", _block_infer, _block_compute,

@@ -1,4 +1,5 @@
-"""Shared helpers for the express tests: a finite-difference gradient check."""
+"""Shared helpers for the express tests: a finite-difference gradient check, a count of
+op computations."""
 import mnn.expr as F
 import numpy as np
 import pytest
@@ -35,3 +36,19 @@ def numeric_gradcheck(fn, arrays, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
 @pytest.fixture
 def gradcheck():
     return numeric_gradcheck
+
+
+@pytest.fixture
+def compute_counts(monkeypatch):
+    """``{op name: computations}`` from now on (to check what a read recomputes)."""
+    from mnn.express import graph
+
+    counts = {}
+    original = graph.Expr._compute
+
+    def counted(self):
+        counts[self.op.name] = counts.get(self.op.name, 0) + 1
+        original(self)
+
+    monkeypatch.setattr(graph.Expr, "_compute", counted)
+    return counts

@@ -6,22 +6,7 @@ import mnn.expr as F
 from mnn.express.graph import evaluate_many
 
 
-def _counting(monkeypatch):
-    """Count op computations (to check shared work is done once)."""
-    from mnn.express import graph
-
-    counts = {}
-    original = graph.Expr._compute
-
-    def counted(self):
-        counts[self.op.name] = counts.get(self.op.name, 0) + 1
-        original(self)
-
-    monkeypatch.setattr(graph.Expr, "_compute", counted)
-    return counts
-
-
-def test_values_match_numpy_and_shared_ops_compute_once(monkeypatch):
+def test_values_match_numpy_and_shared_ops_compute_once(compute_counts):
     rng = np.random.default_rng(0)
     a_np, b_np = rng.random((3, 4)), rng.random((4, 2))
     a = F.placeholder([3, 4], dtype=np.float64)
@@ -29,7 +14,8 @@ def test_values_match_numpy_and_shared_ops_compute_once(monkeypatch):
     shared = F.matmul(a, b)  # both outputs read it
     outs = [F.exp(shared), F.reduce_sum(shared * 2.0), shared, a, b]
     a.write(a_np)
-    counts = _counting(monkeypatch)
+    counts = compute_counts
+    counts.clear()  # count from here on
     values = evaluate_many(outs)
     expect = a_np @ b_np
     np.testing.assert_allclose(values[0], np.exp(expect))
@@ -44,14 +30,15 @@ def test_values_match_numpy_and_shared_ops_compute_once(monkeypatch):
     assert counts == {}
 
 
-def test_only_what_a_write_made_stale_recomputes(monkeypatch):
+def test_only_what_a_write_made_stale_recomputes(compute_counts):
     x = F.placeholder([2], dtype=np.float64)
     y = F.placeholder([2], dtype=np.float64)
     ex, ey = F.exp(x), F.sin(y)
     x.write([0.0, 1.0])
     y.write([2.0, 3.0])
     evaluate_many([ex, ey])
-    counts = _counting(monkeypatch)
+    counts = compute_counts
+    counts.clear()  # count from here on
     y.write([4.0, 5.0])
     vx, vy = evaluate_many([ex, ey])
     assert counts == {"sin": 1}
