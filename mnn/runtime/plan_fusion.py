@@ -17,15 +17,12 @@ float32, say) it computes the ops one by one.
 """
 import numpy as np
 
-from .._cython import elementwise as _elementwise
-from ..express.ops import fusion_block
+from ..express.ops import fusion_add_relu, fusion_block
 from ..express.optable import OpDef, TensorMeta, get_op
-from ..express.runtime import get_thread_number
 
 __all__ = ["fuse_steps"]
 
 _CONV = "conv2d"
-_PARALLEL_MIN = 1 << 15
 
 
 def _walk_chain(parts, values, step):
@@ -97,14 +94,10 @@ def _add_relu_infer(metas, conv_attrs, skip_first):
 def _add_relu_compute(arrays, conv_attrs, skip_first):
     y = get_op(_CONV).compute(arrays[:-1], **conv_attrs)
     skip = arrays[-1]
-    if (type(y) is np.ndarray and type(skip) is np.ndarray and y.shape == skip.shape
-            and y.dtype == skip.dtype and y.dtype in (np.float32, np.float64)
-            and y.base is None and y.flags.writeable and y.flags.c_contiguous):
-        skip = np.ascontiguousarray(skip)
-        n = y.size
-        _elementwise.add_relu(y.reshape(n), skip.reshape(n), y.reshape(n),
-                              get_thread_number() if n >= _PARALLEL_MIN else 1)
-        return y
+    if (fusion_add_relu.owns_its_memory(y) and type(skip) is np.ndarray
+            and y.shape == skip.shape and y.dtype == skip.dtype
+            and y.dtype in (np.float32, np.float64)):
+        return fusion_add_relu.add_relu_into(y, skip, y)
     total = get_op("add").compute([skip, y] if skip_first else [y, skip])
     return get_op("relu").compute([total], slope=0.0)
 

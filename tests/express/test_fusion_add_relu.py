@@ -1,8 +1,8 @@
 """relu(conv + skip) and relu(a + b) fused at evaluation: same values as torch / numpy."""
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn._cython import elementwise
 from mnn.express.ops import fusion_add_relu
 

@@ -2,10 +2,10 @@
 anything later gives the same numbers (numpy is the oracle), computing only what is needed."""
 import gc
 
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn.express import graph
 
 

@@ -1,9 +1,9 @@
 """Plan passes merging an inverted-residual block and relu(conv + skip) into one step:
 results against torch, what is merged and what is not, and the fallbacks."""
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn.runtime.plan import Plan
 
 torch = pytest.importorskip("torch")
@@ -15,9 +15,9 @@ def _rand(rng, *shape, scale=0.3, dtype=np.float32):
 
 
 def _block_weights(rng, cin, ce, cout, dtype=np.float32):
-    return dict(w1=_rand(rng, ce, cin, 1, 1, dtype=dtype), b1=_rand(rng, ce, dtype=dtype),
-                wd=_rand(rng, ce, 1, 3, 3, dtype=dtype), b2=_rand(rng, ce, dtype=dtype),
-                w3=_rand(rng, cout, ce, 1, 1, dtype=dtype), b3=_rand(rng, cout, dtype=dtype))
+    return {"w1": _rand(rng, ce, cin, 1, 1, dtype=dtype), "b1": _rand(rng, ce, dtype=dtype),
+            "wd": _rand(rng, ce, 1, 3, 3, dtype=dtype), "b2": _rand(rng, ce, dtype=dtype),
+            "w3": _rand(rng, cout, ce, 1, 1, dtype=dtype), "b3": _rand(rng, cout, dtype=dtype)}
 
 
 def _mnn_block(x, p, stride, residual):

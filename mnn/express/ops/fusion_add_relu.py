@@ -20,7 +20,7 @@ import numpy as np
 from ..._cython import elementwise as _kernels
 from ..runtime import get_thread_number
 
-__all__ = ["AddRelu", "plan"]
+__all__ = ["AddRelu", "add_relu_into", "owns_its_memory", "plan"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Below this many elements one thread is faster than waking the others.
@@ -64,10 +64,8 @@ class AddRelu:
             if skip is None or any(a is None for a in arrays):
                 return False
             out = self.conv.op.compute(arrays, **self.conv.attrs)
-            # Only the convolution's own fresh array is written in place.
-            if type(out) is not np.ndarray or out.base is not None or \
-                    not out.flags.writeable or not out.flags.c_contiguous:
-                out = np.array(out, order="C")
+            if not owns_its_memory(out):
+                out = np.array(out, order="C")  # only the conv's own array is written
             first = out
         else:
             first, skip = (_value(v) for v in self.add.inputs)
@@ -78,15 +76,28 @@ class AddRelu:
         if first.shape != meta.shape or skip.shape != meta.shape or \
                 first.dtype != meta.dtype or skip.dtype != meta.dtype:
             return False
-        first = np.ascontiguousarray(first)
-        skip = np.ascontiguousarray(skip)
         if out is None:
             out = np.empty(meta.shape, meta.dtype)
-        n = out.size
-        _kernels.add_relu(first.reshape(n), skip.reshape(n), out.reshape(n),
-                          get_thread_number() if n >= _PARALLEL_MIN else 1)
-        self.relu.store_result(out)
+        self.relu.store_result(add_relu_into(first, skip, out))
         return True
+
+
+def owns_its_memory(a):
+    """Whether ``a`` is an array owning contiguous, writable memory (an op's fresh output,
+    which may then be written in place)."""
+    return type(a) is np.ndarray and a.base is None and a.flags.writeable and \
+        a.flags.c_contiguous
+
+
+def add_relu_into(first, skip, out):
+    """``out = max(first + skip, 0)`` in one threaded pass and return ``out``; the three
+    have one shape and float dtype, and ``out`` (contiguous) may be ``first``."""
+    first = np.ascontiguousarray(first)
+    skip = np.ascontiguousarray(skip)
+    n = out.size
+    _kernels.add_relu(first.reshape(n), skip.reshape(n), out.reshape(n),
+                      get_thread_number() if n >= _PARALLEL_MIN else 1)
+    return out
 
 
 def _value(v):

@@ -1,9 +1,9 @@
 """The fused inverted-residual block: its kernel and the evaluation-time fusion, against
 torch (expand 1x1 + relu6, depthwise 3x3 + relu6, project 1x1, residual)."""
+import mnn.expr as F
 import numpy as np
 import pytest
 
-import mnn.expr as F
 from mnn._cython import fused_block as fb
 from mnn._cython import sgemm
 from mnn.express.ops import fusion_block
@@ -87,10 +87,11 @@ def test_kernel_matches_torch(case, direct):
 def _kernel_args(rng):
     x = rng.standard_normal((1, 8, 6, 6)).astype(np.float32)
     w1, b1, wd, b2, w3, b3 = _weights(rng, 8, 16, 8, True)
-    return dict(x=x, pa1=sgemm.pack_weight(w1.reshape(16, 8)), b1=b1, lo1=0.0, hi1=6.0,
-                wdw=wd.reshape(16, 9), b2=b2, lo2=0.0, hi2=6.0, stride=1,
-                pa3=sgemm.pack_weight(w3.reshape(8, 16)), b3=b3, lo3=-np.inf, hi3=np.inf,
-                r=None, y=np.empty((1, 8, 6, 6), np.float32), nthreads=1)
+    return {"x": x, "pa1": sgemm.pack_weight(w1.reshape(16, 8)), "b1": b1, "lo1": 0.0,
+            "hi1": 6.0, "wdw": wd.reshape(16, 9), "b2": b2, "lo2": 0.0, "hi2": 6.0,
+            "stride": 1, "pa3": sgemm.pack_weight(w3.reshape(8, 16)), "b3": b3,
+            "lo3": -np.inf, "hi3": np.inf, "r": None, "y": np.empty((1, 8, 6, 6), np.float32),
+            "nthreads": 1}
 
 
 @pytest.mark.parametrize("field, value, message", [
