@@ -13,6 +13,7 @@ they are computed then like any released op. Results are the ops' own up to floa
 rounding order inside the GEMMs (the same kernels run, on bands).
 """
 import sys
+import weakref
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from .nn_conv import _DIRECT_MIN_K_POINTWISE, _packed_weight
 __all__ = ["Block", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs", "run_block"]
 
 _F32 = np.dtype(np.float32)
+# Project conv Expr -> the prepared weight arguments of its block (run_block), dropped
+# with the graph.
+_PREPARED = weakref.WeakKeyDictionary()
 # References to an intermediate Var held only by the graph: its one consumer's inputs
 # list, the caller's loop variable, this function's argument and getrefcount's own.
 _GRAPH_ONLY_REFS = 4
@@ -131,42 +135,69 @@ class Block:
         y = run_block(x, w1, b1, _clamp(self.expand), _value(self.depthwise.inputs[1]),
                       _bias(self.depthwise), _clamp(self.depthwise), self.stride,
                       _value(self.project.inputs[1]), _bias(self.project),
-                      _clamp(self.project), self.add is not None)
+                      _clamp(self.project), self.add is not None,
+                      _PREPARED.setdefault(self.project, {}))
         if y is None:
             return False
         self.final.store_result(y)
         return True
 
 
-def run_block(x, w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual):
+def run_block(x, w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual,
+              prepared=None):
     """The block's output from its arrays (``w1``/``b1`` None: no expand; a bias None:
     zeros; a clamp ``(lo, hi)``), or None when they do not allow the fused kernel
-    (released upstream, not float32, not 4-D, channels that do not chain)."""
-    for a in (x, w1, wd, w3, b1, b2, b3):
+    (released upstream, not float32, not 4-D, channels that do not chain).
+
+    ``prepared`` (a dict the caller keeps between runs of one block) holds the kernel's
+    weight arguments for the last weight arrays seen: the same arrays again (a model run
+    over and over) skip the checks, the packed-weight lookups and the conversions."""
+    weights = (w1, b1, wd, b2, w3, b3)
+    args = None
+    if prepared is not None:
+        hit = prepared.get("key")
+        if hit is not None and all(a is b for a, b in zip(hit, weights)):
+            args = prepared["args"]
+    if args is None:
+        args = _weight_args(w1, b1, wd, b2, w3, b3)
+        if args is None:
+            return None
+        if prepared is not None:
+            prepared["key"], prepared["args"] = weights, args
+    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4 or \
+            x.shape[1] != args[-1]:
+        return None
+    pa1, b1, wd9, b2, pa3, b3, direct1, direct3, _ = args
+    x = nc.c_array(x)
+    n, _, h, w = x.shape
+    y = np.empty((n, b3.shape[0], (h - 1) // stride + 1, (w - 1) // stride + 1), np.float32)
+    _kernel.inverted_residual(x, pa1, b1, *clamp1, wd9, b2, *clamp2, stride, pa3, b3,
+                              *clamp3, x if residual else None, y, get_thread_number(),
+                              direct1, direct3)
+    return y
+
+
+def _weight_args(w1, b1, wd, b2, w3, b3):
+    """``(pa1, b1, wd as (Ce, 9), b2, pa3, b3, direct1, direct3, input channels)`` for
+    :func:`mnn._cython.fused_block.inverted_residual`, or None when the weights do not
+    make a block (not float32 arrays, not 4-D, channels that do not chain)."""
+    for a in (w1, wd, w3, b1, b2, b3):
         if a is not None and (type(a) is not np.ndarray or a.dtype != _F32):
             return None
-    if x is None or wd is None or w3 is None or x.ndim != 4 or wd.ndim != 4 or \
-            w3.ndim != 4:
+    if wd is None or w3 is None or wd.ndim != 4 or w3.ndim != 4:
         return None
     ce = wd.shape[0]
-    if (w1 is not None and (w1.ndim != 4 or w1.shape[:2] != (ce, x.shape[1]))) or \
-            (w1 is None and x.shape[1] != ce) or w3.shape[1] != ce:
+    if (w1 is not None and (w1.ndim != 4 or w1.shape[0] != ce)) or w3.shape[1] != ce:
         return None
-    x = nc.c_array(x)
-    direct1, direct3 = _direct(x.shape[1]), _direct(ce)
+    cin = w1.shape[1] if w1 is not None else ce
+    direct1, direct3 = _direct(cin), _direct(ce)
     pa1 = _packed_weight(w1, 1, direct=direct1)[0] if w1 is not None else None
-    if w1 is not None and b1 is None:
-        b1 = np.zeros(ce, np.float32)
+    if w1 is not None:
+        b1 = np.zeros(ce, np.float32) if b1 is None else nc.c_array(b1)
     b2 = np.zeros(ce, np.float32) if b2 is None else nc.c_array(b2)
     b3 = np.zeros(w3.shape[0], np.float32) if b3 is None else nc.c_array(b3)
-    n, _, h, w = x.shape
-    y = np.empty((n, w3.shape[0], (h - 1) // stride + 1, (w - 1) // stride + 1), np.float32)
-    _kernel.inverted_residual(x, pa1, None if b1 is None else nc.c_array(b1), *clamp1,
-                              nc.c_array(wd).reshape(ce, 9), b2, *clamp2, stride,
-                              _packed_weight(w3, 1, direct=direct3)[0], b3, *clamp3,
-                              x if residual else None, y, get_thread_number(), direct1,
-                              direct3)
-    return y
+    return (pa1, b1, nc.c_array(wd).reshape(ce, 9), b2, _packed_weight(w3, 1, direct=direct3)[0],
+            b3, direct1, direct3, cin)
 
 
 def _direct(k):
