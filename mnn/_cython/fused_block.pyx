@@ -51,18 +51,16 @@ _SPLIT_MAX = 192 * 1024
 _work = threading.local()
 
 
-def _scratch(name, shape, dtype):
-    """A reused work array of ``shape`` (contents undefined), one per name and Python
-    thread (graphs may run from several at once); it only grows. A call allocating its
-    1-2 MB of scratch afresh spent a tenth of a 14x14 block's time in the allocator."""
-    cdef Py_ssize_t n = 1
-    for d in shape:
-        n *= d
+def _workspace(name, Py_ssize_t n, dtype):
+    """A reused 1-D work array of at least ``n`` elements (contents undefined), one per
+    name and Python thread (graphs may run from several at once); it only grows. A call
+    allocating its 1-2 MB of scratch afresh spent a tenth of a 14x14 block's time in the
+    allocator; one array per dtype carved into pieces keeps the per-call cost low."""
     buf = getattr(_work, name, None)
     if buf is None or buf.shape[0] < n:
         buf = np.empty(max(n, 1), dtype)
         setattr(_work, name, buf)
-    return buf[:n].reshape(shape)
+    return buf
 
 
 def band_rows(Py_ssize_t Ce, Py_ssize_t W, Py_ssize_t stride, Py_ssize_t rows):
@@ -154,40 +152,40 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
     cdef Py_ssize_t parts = max(1, min(OH, (nthreads + N - 1) // N))
     cdef Py_ssize_t per = (OH + parts - 1) // parts
     g.R = OH if split else band_rows(Ce, W, stride, per)
-    # Channel offsets of the direct kernel's input: x planes, then d planes of R rows.
-    cdef Py_ssize_t[::1] koff = _scratch("koff", (Cin + Ce,), np.intp)
+    cdef Py_ssize_t threads = nthreads if split else min(nthreads, N * parts)
+    # Integer scratch: the direct kernel's channel offsets (x planes, then d planes of R
+    # rows), then each thread's pixel offsets (a band's: at most R * stride + 2 e rows of
+    # W and R d rows of OW <= W; or a whole image's).
+    cdef Py_ssize_t po_size = H * W if split else (g.R * stride + 2) * W
+    cdef Py_ssize_t[::1] iw = _workspace("intp", Cin + Ce + threads * po_size, np.intp)
     cdef Py_ssize_t k
     for k in range(Cin):
-        koff[k] = k * H * W
+        iw[k] = k * H * W
     for k in range(Ce):
-        koff[Cin + k] = k * g.R * OW
-    g.koff1 = &koff[0]
-    g.koff3 = &koff[Cin]
-    cdef Py_ssize_t threads = nthreads if split else min(nthreads, N * parts)
-    cdef Py_ssize_t po_size = H * W if split else (g.R * stride + 2) * W
-    pb_arr = _scratch("pb", (threads, mnn_sg_kc * mnn_sg_nc), np.float32)
-    # pixel offsets of the direct kernel: a band's (at most R * stride + 2 e rows of W, R
-    # d rows of OW <= W) or a whole image's
-    po_arr = _scratch("po", (threads, po_size), np.intp)
-    cdef Py_ssize_t[:, ::1] po = po_arr
-    cdef float[:, ::1] pb = pb_arr
-    zeros_arr = _scratch("zeros", (W,), np.float32)
-    zeros_arr[:] = 0
-    cdef const float[::1] zeros = zeros_arr
+        iw[Cin + k] = k * g.R * OW
+    g.koff1 = &iw[0]
+    g.koff3 = &iw[Cin]
+    cdef Py_ssize_t* po = &iw[Cin + Ce]
+    # Float scratch: W zeros, each thread's GEMM packing scratch, then the e and d images
+    # (shared, whole) or each thread's e and d bands.
+    cdef Py_ssize_t pb_size = mnn_sg_kc * mnn_sg_nc
+    cdef Py_ssize_t e_size = Ce * H * W if split else mnn_fb_ebuf_size(&g)
+    cdef Py_ssize_t d_size = Ce * OH * OW if split else mnn_fb_dbuf_size(&g)
+    cdef Py_ssize_t copies = 1 if split else threads
+    cdef float[::1] fw = _workspace("f32", W + threads * pb_size + copies * (e_size + d_size),
+                                    np.float32)
+    cdef float* zeros = &fw[0]
+    cdef float* pb = zeros + W
+    cdef float* ebuf = pb + threads * pb_size
+    cdef float* dbuf = ebuf + copies * e_size
+    for k in range(W):
+        zeros[k] = 0
     cdef const float* r0 = &rv[0, 0, 0, 0] if has_r else NULL
-    cdef float[::1] e_all
-    cdef float[::1] d_all
     if split:
-        e_all = _scratch("e", (max(Ce * H * W, 1),), np.float32)
-        d_all = _scratch("d", (max(Ce * OH * OW, 1),), np.float32)
         with nogil:
-            mnn_fb_images_split(&g, N, &x[0, 0, 0, 0], r0, &y[0, 0, 0, 0], &e_all[0],
-                                &d_all[0], &pb[0, 0], &po[0, 0], &zeros[0], <int>threads)
+            mnn_fb_images_split(&g, N, &x[0, 0, 0, 0], r0, &y[0, 0, 0, 0], ebuf, dbuf, pb, po,
+                                zeros, <int>threads)
         return
-    ebuf_arr = _scratch("e", (threads, max(mnn_fb_ebuf_size(&g), 1)), np.float32)
-    dbuf_arr = _scratch("d", (threads, max(mnn_fb_dbuf_size(&g), 1)), np.float32)
-    cdef float[:, ::1] ebuf = ebuf_arr
-    cdef float[:, ::1] dbuf = dbuf_arr
     cdef Py_ssize_t item, n, a, b, tid
     cdef Py_ssize_t r_image = Cout * OH * OW
     with nogil:
@@ -198,5 +196,5 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
             b = a + per if a + per < OH else OH
             if a < b:
                 mnn_fb_rows(&g, &x[n, 0, 0, 0], r0 + n * r_image if has_r else NULL,
-                            &y[n, 0, 0, 0], a, b, &ebuf[tid, 0], &dbuf[tid, 0], &pb[tid, 0],
-                            &po[tid, 0], &zeros[0])
+                            &y[n, 0, 0, 0], a, b, ebuf + tid * e_size, dbuf + tid * d_size,
+                            pb + tid * pb_size, po + tid * po_size, zeros)
