@@ -2,6 +2,8 @@
 
 These move or copy elements without arithmetic; their gradients move the gradient back.
 """
+import math
+
 import numpy as np
 
 from ..dtypes import to_numpy_dtype
@@ -26,7 +28,9 @@ def _axis(axis, ndim):
 # -- reshape ----------------------------------------------------------------------------
 
 def _reshape_target(in_shape, shape, zero_copies):
-    size = int(np.prod(in_shape, dtype=np.int64))
+    # math.prod (exact Python ints): numpy's prod costs microseconds per call, and a
+    # reshape runs in every model
+    size = math.prod(int(d) for d in in_shape)
     out = []
     for i, d in enumerate(shape):
         if d == 0 and zero_copies:
@@ -40,11 +44,11 @@ def _reshape_target(in_shape, shape, zero_copies):
     if any(d < -1 for d in out):
         raise OpError(f"shape {list(shape)} has a negative dimension")
     if -1 in out:
-        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        known = math.prod(d for d in out if d != -1)
         if known == 0 or size % known:
             raise OpError(f"cannot reshape {size} elements into {list(shape)}")
         out[out.index(-1)] = size // known
-    if int(np.prod(out, dtype=np.int64)) != size:
+    if math.prod(out) != size:
         raise OpError(f"cannot reshape {size} elements into {list(shape)}")
     return tuple(out)
 
