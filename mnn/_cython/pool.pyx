@@ -215,8 +215,9 @@ def pool_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y, b
     cdef real_t fill = -INFINITY if is_max else 0
     cdef Py_ssize_t job, oy, ox, p, band
     # Jobs are bands of output rows, band b of every plane before band b + 1: thread t
-    # then reads the rows a convolution before it wrote on the same core (its threads
-    # split pixels, top rows first) instead of half its planes from the other core's cache.
+    # then reads the rows a convolution before it wrote on the same core (the direct and
+    # fused conv kernels split an image's pixels, top rows first) instead of half its
+    # planes from the other core's cache.
     cdef Py_ssize_t parts = min(nthreads, OH)
     cdef Py_ssize_t per = (OH + parts - 1) // parts
     cdef real_t* rp

@@ -196,9 +196,7 @@ class Var:
         self._fix("trainable")
 
     def _fix(self, kind):
-        from .graph import Expr
-
-        from .graph import bump_structure_epoch
+        from .graph import Expr, bump_structure_epoch
 
         value = np.array(self._value(), copy=True)
         old = self.expr
