@@ -37,7 +37,7 @@ def _graph_only(v):
 class AddRelu:
     """``relu`` of ``add`` (and of the ``conv`` feeding one side of it, or None)."""
 
-    __slots__ = ("conv", "add", "relu", "members")
+    __slots__ = ("add", "conv", "members", "relu")
 
     def __init__(self, conv, add, relu):
         self.conv, self.add, self.relu = conv, add, relu

@@ -21,7 +21,7 @@ from ..._cython import fused_block as _kernel
 from ..enums import Padding_Mode
 from ..runtime import get_thread_number
 from . import nn_common as nc
-from .nn_conv import _DIRECT_MIN_K_POINTWISE, _packed_weight
+from .nn_conv import _packed_weight, _use_direct
 
 __all__ = ["Block", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs", "run_block"]
 
@@ -98,7 +98,7 @@ def _depthwise(expr):
 class Block:
     """One fusable chain: ``members`` computed by one kernel call that stores ``final``."""
 
-    __slots__ = ("expand", "depthwise", "project", "add", "stride", "final", "members")
+    __slots__ = ("add", "depthwise", "expand", "final", "members", "project", "stride")
 
     def __init__(self, expand, depthwise, project, add, stride):
         self.expand, self.depthwise, self.project, self.add = expand, depthwise, project, add
@@ -152,35 +152,40 @@ def run_block(x, w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residua
     ``prepared`` (a dict the caller keeps between runs of one block) holds the kernel's
     weight arguments for the last weight arrays seen: the same arrays again (a model run
     over and over) skip the checks, the packed-weight lookups and the conversions."""
-    weights = (w1, b1, wd, b2, w3, b3)
+    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
+        return None
+    n, _, h, w = x.shape
+    oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
+    # The image size is part of the key: it picks the kernel of each 1x1 conv.
+    key = (w1, b1, wd, b2, w3, b3, h * w, oh * ow)
     args = None
     if prepared is not None:
         hit = prepared.get("key")
-        if hit is not None and all(a is b for a, b in zip(hit, weights)):
+        if hit is not None and all(a is b for a, b in zip(hit[:6], key)) and hit[6:] == key[6:]:
             args = prepared["args"]
     if args is None:
-        args = _weight_args(w1, b1, wd, b2, w3, b3)
+        args = _weight_args(w1, b1, wd, b2, w3, b3, h * w, oh * ow)
         if args is None:
             return None
         if prepared is not None:
-            prepared["key"], prepared["args"] = weights, args
-    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4 or \
-            x.shape[1] != args[-1]:
+            prepared["key"], prepared["args"] = key, args
+    if x.shape[1] != args[-1]:
         return None
     pa1, b1, wd9, b2, pa3, b3, direct1, direct3, _ = args
     x = nc.c_array(x)
-    n, _, h, w = x.shape
-    y = np.empty((n, b3.shape[0], (h - 1) // stride + 1, (w - 1) // stride + 1), np.float32)
+    y = np.empty((n, b3.shape[0], oh, ow), np.float32)
     _kernel.inverted_residual(x, pa1, b1, *clamp1, wd9, b2, *clamp2, stride, pa3, b3,
                               *clamp3, x if residual else None, y, get_thread_number(),
                               direct1, direct3)
     return y
 
 
-def _weight_args(w1, b1, wd, b2, w3, b3):
+def _weight_args(w1, b1, wd, b2, w3, b3, pixels_in, pixels_out):
     """``(pa1, b1, wd as (Ce, 9), b2, pa3, b3, direct1, direct3, input channels)`` for
     :func:`mnn._cython.fused_block.inverted_residual`, or None when the weights do not
-    make a block (not float32 arrays, not 4-D, channels that do not chain)."""
+    make a block (not float32 arrays, not 4-D, channels that do not chain). Each 1x1 conv
+    runs the kernel conv2d would pick for it (``nn_conv._use_direct``: the direct one for
+    deep K, or moderate K on small images)."""
     for a in (w1, wd, w3, b1, b2, b3):
         if a is not None and (type(a) is not np.ndarray or a.dtype != _F32):
             return None
@@ -190,19 +195,15 @@ def _weight_args(w1, b1, wd, b2, w3, b3):
     if (w1 is not None and (w1.ndim != 4 or w1.shape[0] != ce)) or w3.shape[1] != ce:
         return None
     cin = w1.shape[1] if w1 is not None else ce
-    direct1, direct3 = _direct(cin), _direct(ce)
+    direct1 = _use_direct(_F32, cin, True, pixels_in)
+    direct3 = _use_direct(_F32, ce, True, pixels_out)
     pa1 = _packed_weight(w1, 1, direct=direct1)[0] if w1 is not None else None
     if w1 is not None:
         b1 = np.zeros(ce, np.float32) if b1 is None else nc.c_array(b1)
     b2 = np.zeros(ce, np.float32) if b2 is None else nc.c_array(b2)
     b3 = np.zeros(w3.shape[0], np.float32) if b3 is None else nc.c_array(b3)
-    return (pa1, b1, nc.c_array(wd).reshape(ce, 9), b2, _packed_weight(w3, 1, direct=direct3)[0],
-            b3, direct1, direct3, cin)
-
-
-def _direct(k):
-    # The direct kernel for deep 1x1 convs, as conv2d picks it (nn_conv._use_direct).
-    return k >= _DIRECT_MIN_K_POINTWISE and _kernel.direct_available()
+    return (pa1, b1, nc.c_array(wd).reshape(ce, 9), b2,
+            _packed_weight(w3, 1, direct=direct3)[0], b3, direct1, direct3, cin)
 
 
 def _value(v):
