@@ -138,10 +138,19 @@ class Expr:
         _evaluate_roots([self])
         return self.values
 
-    def store_result(self, out):
+    def store_result(self, out, members=()):
         """Record ``out`` as this single-output op's value, computed outside
-        :meth:`_compute` (fused evaluation); the same checks and bookkeeping."""
+        :meth:`_compute` (fused evaluation); the same checks and bookkeeping.
+
+        ``members`` are the fused ops above it, inputs first. When the inputs changed shape
+        since the last inference (a resize), their metas and this op's are inferred again
+        from the inputs' current ones first, as :meth:`_compute` does for a single op."""
         meta = self.metas[0]
+        if members and (out.shape != meta.shape or out.dtype != meta.dtype):
+            for expr in list(members) + [self]:
+                if _signature(expr.inputs) != expr.in_sig:
+                    expr._reinfer([v.expr.metas[v.index] for v in expr.inputs])
+            meta = self.metas[0]
         if len(self._outs) != 1 or out.shape != meta.shape or out.dtype != meta.dtype:
             raise RuntimeError(f"mnn internal error: fused result {out.shape} {out.dtype} "
                                f"does not match op {self.op.name}'s {meta.shape} "
@@ -497,10 +506,15 @@ def _order_plan(order):
     release = {i: tuple([position[id(e)] for e in exprs])
                for i, exprs in _release_plan(order).items()}
     plan = (groups, member_final, release)
-    with _ORDER_PLANS_LOCK:
-        _ORDER_PLANS[key] = plan
-        if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
-            _ORDER_PLANS.popitem(last=False)
+    # After a resize the metas of the ops below it are inferred again only as they compute
+    # (or, fused, as they store): a plan made from stale metas may have missed a fusion
+    # (never made a wrong one: the fused computes check the arrays), so it serves this
+    # run only and the next run plans again from fresh metas.
+    if all(_signature(e.inputs) == e.in_sig for e in order):
+        with _ORDER_PLANS_LOCK:
+            _ORDER_PLANS[key] = plan
+            if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
+                _ORDER_PLANS.popitem(last=False)
     return plan
 
 

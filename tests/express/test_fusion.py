@@ -59,3 +59,18 @@ def test_small_arrays_are_not_fused(monkeypatch):
     y = F.const(a) * F.const(a) + F.const(a)
     np.testing.assert_array_equal(y.read(), a * a + a)
     assert calls == []
+
+
+def test_fused_after_resize_equals_numpy():
+    pa = F.placeholder([N], dtype=np.float32)
+    pb = F.placeholder([N], dtype=np.float32)
+    y = pa * pb + pa
+    for n in (N, N + 1000, N):
+        if pa.shape[0] != n:
+            pa.resize([n])
+            pb.resize([n])
+        a, b, _ = (x[:n] if n <= N else np.resize(x, n) for x in _arrays(np.float32, n))
+        pa.write(a)
+        pb.write(b)
+        np.testing.assert_array_equal(y.read(), a * b + a)
+        assert y.inputs[0].expr.values is None  # the product was never stored

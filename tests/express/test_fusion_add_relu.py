@@ -83,3 +83,27 @@ def test_released_sum_is_recomputed_when_read():
 def test_kernel_rejects_mismatched_lengths():
     with pytest.raises(ValueError, match="lengths"):
         elementwise.add_relu(np.zeros(3), np.zeros(4), np.zeros(3), 1)
+
+
+def test_fused_after_resize_and_broadcast_after_resize_fall_back(fused_calls):
+    # Each shape is read twice: the first read after a resize plans from the metas not yet
+    # inferred again (no fusion then), the second fuses; a broadcasting add never does.
+    rng = np.random.default_rng(3)
+    a = F.placeholder([2, 40000])
+    b = F.placeholder([2, 40000])
+    y = F.relu((a - 1.0) + b)
+    fused_per_shape = []
+    for shapes in (((2, 40000), (2, 40000)), ((3, 50000), (3, 50000)),
+                   ((3, 50000), (1, 50000))):  # the last one broadcasts
+        for p, shape in zip((a, b), shapes):
+            if tuple(p.shape) != shape:
+                p.resize(list(shape))
+        before = len(fused_calls)
+        for _ in range(2):
+            an, bn = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+            a.write(an)
+            b.write(bn)
+            np.testing.assert_array_equal(y.read(), np.maximum((an - np.float32(1.0)) + bn,
+                                                               0))
+        fused_per_shape.append(len(fused_calls) - before)
+    assert fused_per_shape == [2, 1, 0]

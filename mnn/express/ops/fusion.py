@@ -70,5 +70,5 @@ def compute_fused(consumer, producer):
     out = np.empty(c.shape, c.dtype)
     _kernels.fma(a.reshape(-1), b.reshape(-1), c.reshape(-1), out.reshape(-1),
                  get_thread_number())
-    consumer.store_result(out)
+    consumer.store_result(out, [producer])
     return True

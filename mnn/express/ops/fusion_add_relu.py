@@ -72,13 +72,14 @@ class AddRelu:
             if first is None or skip is None:
                 return False
             out = None
-        meta = self.relu.metas[0]
-        if first.shape != meta.shape or skip.shape != meta.shape or \
-                first.dtype != meta.dtype or skip.dtype != meta.dtype:
-            return False
+        # The arrays, not the metas: after a resize the metas are inferred again only
+        # when the result is stored.
+        if first.shape != skip.shape or first.dtype != skip.dtype or \
+                first.dtype not in _FLOATS:
+            return False  # broadcasting or a cast: op by op
         if out is None:
-            out = np.empty(meta.shape, meta.dtype)
-        self.relu.store_result(add_relu_into(first, skip, out))
+            out = np.empty(first.shape, first.dtype)
+        self.relu.store_result(add_relu_into(first, skip, out), self.members)
         return True
 
 

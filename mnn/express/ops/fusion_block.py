@@ -139,7 +139,7 @@ class Block:
                       _PREPARED.setdefault(self.project, {}))
         if y is None:
             return False
-        self.final.store_result(y)
+        self.final.store_result(y, self.members)
         return True
 
 

@@ -210,3 +210,19 @@ def test_other_paddings_and_float64_are_not_fused(monkeypatch):
     h = F.conv2d(h, F.const(wd.astype(np.float64)), None, (1, 1), (1, 1), group=8)
     F.conv2d(h, F.const(w3.astype(np.float64)), None, (1, 1), (0, 0)).read()
     assert calls == []
+
+
+def test_fused_graph_after_resize_matches_torch():
+    # A resize makes a new evaluation plan; the block runs fused at both sizes.
+    rng = np.random.default_rng(6)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, 8, 24, 8, True)
+    xp = F.placeholder([1, 8, 12, 12])
+    y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 1, True)
+    for shape in ((1, 8, 12, 12), (2, 8, 9, 15), (1, 8, 12, 12)):
+        if tuple(xp.shape) != shape:
+            xp.resize(list(shape))
+        data = rng.standard_normal(shape).astype(np.float32)
+        xp.write(data)
+        want = _torch_block(data, w1, b1, wd, b2, w3, b3, 1, True)
+        np.testing.assert_allclose(y.read(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+        assert y.expr.inputs[1].expr.inputs[0].expr.values is None  # fused: never stored
