@@ -226,3 +226,23 @@ def test_fused_graph_after_resize_matches_torch():
         want = _torch_block(data, w1, b1, wd, b2, w3, b3, 1, True)
         np.testing.assert_allclose(y.read(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
         assert y.expr.inputs[1].expr.inputs[0].expr.values is None  # fused: never stored
+
+
+def test_gradient_after_a_fused_read_matches_torch():
+    # The block ran fused (its intermediates never stored); the gradient graph built after
+    # reads them, so they are computed again.
+    rng = np.random.default_rng(7)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, 6, 24, 6, True)
+    data = rng.standard_normal((1, 6, 10, 10)).astype(np.float32)
+    xp = F.placeholder([1, 6, 10, 10])
+    xp.write(data)
+    y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 1, True)
+    y.read()
+    (g,) = F.grad(F.reduce_sum(y * y), [xp])
+    t = torch.from_numpy(data).requires_grad_(True)
+    h = torch.clamp(tf.conv2d(t, torch.from_numpy(w1), torch.from_numpy(b1)), 0, 6)
+    h = torch.clamp(tf.conv2d(h, torch.from_numpy(wd), torch.from_numpy(b2), padding=1,
+                              groups=24), 0, 6)
+    yt = tf.conv2d(h, torch.from_numpy(w3), torch.from_numpy(b3)) + t
+    (yt * yt).sum().backward()
+    np.testing.assert_allclose(g.read(), t.grad.numpy(), rtol=1e-4, atol=1e-4)
