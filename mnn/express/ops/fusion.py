@@ -4,9 +4,10 @@ When the engine is about to compute a ``multiply`` whose only consumer is an ``a
 the same evaluation, and nothing else can ever read the product (its Var is referenced
 only by the graph itself), the product is not stored: the ``add`` computes
 ``a * b + c`` in one pass of :func:`mnn._cython.elementwise.fma`, rounded exactly as
-numpy's two steps. The skipped ``multiply`` keeps no value; should anything read it later
-(a gradient rule, say), it is computed then like any stale op. Results never change;
-only the temporary and one pass over memory are saved.
+numpy's two steps. The skipped ``multiply`` keeps no value but stays fresh, as a released
+value does (mnn/express/graph.py); should anything read it later (a gradient rule, say),
+it is computed then, under the same version. Results never change; only the temporary
+and one pass over memory are saved.
 """
 import math
 import sys

@@ -8,9 +8,9 @@ instead of going to memory and back, and three or four ops cost one call.
 
 A chain is fused only when nothing else can read its intermediate values (their Vars
 are referenced only by the next op of the chain, as :mod:`.fusion` checks for a product)
-and all are float32. The skipped ops keep no values; should anything read them later
-they are computed then like any released op. Results are the ops' own up to float
-rounding order inside the GEMMs (the same kernels run, on bands).
+and all are float32. The skipped ops keep no values but stay fresh; should anything read
+them later they are computed then, like any released value. Results are the ops' own up
+to float rounding order inside the GEMMs (the same kernels run, on bands).
 """
 import sys
 import weakref
