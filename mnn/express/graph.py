@@ -361,13 +361,16 @@ def _stale_order(roots, revived=None):
                     push((src, False))
             continue
         stale = expr.input_versions != tuple([v.expr.version for v in inputs])
-        if not stale:
-            for v in inputs:
-                if state.get(v.expr.id) is _STALE:
-                    stale = True
-                    break
+        released_input = False
+        for v in inputs:
+            input_state = state.get(v.expr.id)
+            if input_state is _STALE:
+                stale = True
+            elif input_state is _RELEASED:
+                released_input = True
         if stale:
-            _revive_inputs(expr, state, order, revived)
+            if released_input:
+                _revive_inputs(expr, state, order, revived)
             state[eid] = _STALE
             order.append(expr)
         elif expr.values is None:
@@ -439,9 +442,11 @@ def _run_order(order, revived=()):
             else:
                 members = [order[m] for m in group[0]]
                 if group[1](order):
-                    # The members were never stored: fresh without values, as if
-                    # released, and computed again only if something reads them.
+                    # The members were not computed: fresh without values, as if
+                    # released, and computed again only if something reads them. (A
+                    # value an earlier, unfused run left is out of date: dropped.)
                     for m in members:
+                        m.values = None
                         m.input_versions = tuple([v.expr.version for v in m.inputs])
                 else:
                     for m in members:  # the arrays did not allow fusing: op by op
@@ -460,6 +465,7 @@ def _run_order(order, revived=()):
 _ORDER_PLANS = OrderedDict()
 _ORDER_PLANS_LOCK = threading.Lock()  # graphs may be read from several Python threads
 _MAX_ORDER_PLANS = 64
+_MIN_CACHED_ORDER = 8
 _structure_epoch = [0]
 
 
@@ -476,13 +482,18 @@ def _order_plan(order):
     touching an earlier group); ``member_final[m]`` the
     final position of member ``m``; ``release[i]`` the positions whose values go after
     position ``i`` computed (:func:`_release_plan`)."""
-    key = (tuple([e.id for e in order]), _epoch[0], _structure_epoch[0])
-    with _ORDER_PLANS_LOCK:
-        plan = _ORDER_PLANS.get(key)
-        if plan is not None:
-            _ORDER_PLANS.move_to_end(key)
-            return plan
+    # Small orders (a few ops of a numpy-like script, built afresh each time) are planned
+    # each time: cheaper than keying, caching and evicting them.
+    cached = len(order) >= _MIN_CACHED_ORDER
+    if cached:
+        key = (tuple([e.id for e in order]), _epoch[0], _structure_epoch[0])
+        with _ORDER_PLANS_LOCK:
+            plan = _ORDER_PLANS.get(key)
+            if plan is not None:
+                _ORDER_PLANS.move_to_end(key)
+                return plan
     position = {id(e): i for i, e in enumerate(order)}
+    names = {e.op.name for e in order}
     groups = {}
     claimed = set()
 
@@ -493,24 +504,30 @@ def _order_plan(order):
         claimed.update(members)
         groups[final] = (tuple(members), run)
 
-    for block in _fusion_block().plan(order).values():
-        add_group(position[id(block.final)], [position[id(m)] for m in block.members],
-                  block.runner(position))
-    for fused in _fusion_add_relu().plan(order).values():
-        add_group(position[id(fused.relu)], [position[id(m)] for m in fused.members],
-                  fused.runner(position))
-    for consumer, producer in _fusion().plan(order).values():
-        c, p = position[id(consumer)], position[id(producer)]
-        add_group(c, [p], partial(_compute_fused_at, c, p))
+    # Each planner only where its ops occur (a planner's walk costs more than the check).
+    if "conv2d" in names:
+        for block in _fusion_block().plan(order).values():
+            add_group(position[id(block.final)], [position[id(m)] for m in block.members],
+                      block.runner(position))
+    if "relu" in names and "add" in names:
+        for fused in _fusion_add_relu().plan(order).values():
+            add_group(position[id(fused.relu)], [position[id(m)] for m in fused.members],
+                      fused.runner(position))
+    if "multiply" in names and "add" in names:
+        for consumer, producer in _fusion().plan(order).values():
+            c, p = position[id(consumer)], position[id(producer)]
+            add_group(c, [p], partial(_compute_fused_at, c, p))
     member_final = {m: f for f, (members, _) in groups.items() for m in members}
+    # Small orders keep their values: a release plan costs more than it saves there, and
+    # a network is never that small.
     release = {i: tuple([position[id(e)] for e in exprs])
-               for i, exprs in _release_plan(order).items()}
+               for i, exprs in _release_plan(order).items()} if cached else {}
     plan = (groups, member_final, release)
     # After a resize the metas of the ops below it are inferred again only as they compute
     # (or, fused, as they store): a plan made from stale metas may have missed a fusion
     # (never made a wrong one: the fused computes check the arrays), so it serves this
     # run only and the next run plans again from fresh metas.
-    if all(_signature(e.inputs) == e.in_sig for e in order):
+    if cached and all(_signature(e.inputs) == e.in_sig for e in order):
         with _ORDER_PLANS_LOCK:
             _ORDER_PLANS[key] = plan
             if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:

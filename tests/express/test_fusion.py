@@ -69,8 +69,27 @@ def test_fused_after_resize_equals_numpy():
         if pa.shape[0] != n:
             pa.resize([n])
             pb.resize([n])
-        a, b, _ = (x[:n] if n <= N else np.resize(x, n) for x in _arrays(np.float32, n))
-        pa.write(a)
-        pb.write(b)
-        np.testing.assert_array_equal(y.read(), a * b + a)
-        assert y.inputs[0].expr.values is None  # the product was never stored
+        # Two reads per size: the first after a resize plans from metas not yet inferred
+        # again and may run op by op; the second fuses.
+        for seed in range(2):
+            a, b, _ = (np.resize(x, n) for x in _arrays(np.float32, seed))
+            pa.write(a)
+            pb.write(b)
+            np.testing.assert_array_equal(y.read(), a * b + a)
+        assert y.inputs[0].expr.values is None  # the product was not stored
+
+
+def test_product_read_after_a_fused_run_is_current():
+    # Run 1 is op by op (the user holds the product, so it is stored); run 2 fuses
+    # (nothing holds it then); the product read afterwards must be run 2's, not run 1's.
+    a, b, c = _arrays(np.float32, 5)
+    pa = F.placeholder([N], dtype=np.float32)
+    pa.write(a)
+    prod = pa * F.const(b)
+    y = prod + F.const(c)
+    y.read()
+    assert prod.expr.values is not None
+    del prod  # the graph alone holds the product now, so the next run fuses
+    pa.write(a * 2)
+    np.testing.assert_array_equal(y.read(), (a * 2) * b + c)
+    np.testing.assert_array_equal(y.inputs[0].read(), (a * 2) * b)

@@ -14,6 +14,12 @@ def counts(compute_counts):
     return compute_counts
 
 
+@pytest.fixture(autouse=True)
+def release_in_small_graphs(monkeypatch):
+    """These graphs are small: release (planned only for orders of several ops) here too."""
+    monkeypatch.setattr(graph, "_MIN_CACHED_ORDER", 1)
+
+
 def _chain(x):
     # exp -> sin -> tanh: two intermediates only the graph references
     return F.tanh(F.sin(F.exp(x)))
@@ -203,3 +209,13 @@ def test_step_after_a_write_below_a_fused_product():
     # d/dw sum((2w + x)^2) = 4 (2w + x), from the new batch
     np.testing.assert_allclose(net.w.read(), 1.0 - 0.1 * 4 * (2.0 + batch), rtol=1e-5,
                                atol=1e-5)
+
+
+def test_small_orders_keep_their_values(monkeypatch):
+    # Releasing costs more than it saves for a few ops: a short order keeps its values.
+    monkeypatch.setattr(graph, "_MIN_CACHED_ORDER", 8)
+    x = F.placeholder([3], dtype=np.float64)
+    x.write(np.array([0.1, 0.2, 0.3]))
+    y = _chain(x)
+    np.testing.assert_allclose(y.read(), np.tanh(np.sin(np.exp([0.1, 0.2, 0.3]))))
+    assert y.expr.inputs[0].expr.values is not None
