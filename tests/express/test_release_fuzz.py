@@ -75,6 +75,7 @@ def test_random_reads_and_writes_match_numpy(seed, small_orders_release, monkeyp
     xs = [rng.standard_normal(N) * 0.5 for _ in holders]
     for h, x in zip(holders, xs):
         h.write(x)
+    collected = False
     for _ in range(40):
         action = rng.random()
         if action < 0.15:
@@ -90,7 +91,11 @@ def test_random_reads_and_writes_match_numpy(seed, small_orders_release, monkeyp
             xs[k] = rng.standard_normal(N) * 0.5
             holders[k].write(xs[k])
         elif action < 0.42:
-            F.gc(full=bool(rng.random() < 0.5))
+            # F.gc walks every object of the process (slow in a full test run): once in
+            # a few seeds' runs
+            if seed < 4 and not collected:
+                F.gc(full=True)
+                collected = True
         elif action < 0.55:
             # several outputs in one walk
             picks = sorted(vars_kept)[: 1 + int(rng.integers(len(vars_kept)))]
