@@ -24,7 +24,9 @@ def _weights(rng, cin, ce, cout, expand):
 
 
 def _torch_block(x, w1, b1, wd, b2, w3, b3, stride, residual, clamp3=None):
-    t = torch.from_numpy(x)
+    """The block in torch: numpy in and out, or a tensor in and out (for autograd)."""
+    src = x if isinstance(x, torch.Tensor) else torch.from_numpy(x)
+    t = src
     if w1 is not None:
         t = torch.clamp(tf.conv2d(t, torch.from_numpy(w1), torch.from_numpy(b1)), 0, 6)
     t = torch.clamp(tf.conv2d(t, torch.from_numpy(wd), torch.from_numpy(b2), stride=stride,
@@ -33,8 +35,21 @@ def _torch_block(x, w1, b1, wd, b2, w3, b3, stride, residual, clamp3=None):
     if clamp3 is not None:
         t = torch.clamp(t, *clamp3)
     if residual:
-        t = t + torch.from_numpy(x)
-    return t.numpy()
+        t = t + src
+    return t if isinstance(x, torch.Tensor) else t.numpy()
+
+
+def _fed_block(seed, shape, stride, residual):
+    """A block graph on a written placeholder, read once: ``(data, placeholder, output,
+    weights)``."""
+    rng = np.random.default_rng(seed)
+    weights = _weights(rng, shape[1], 4 * shape[1], shape[1], True)
+    data = rng.standard_normal(shape).astype(np.float32)
+    xp = F.placeholder(list(shape))
+    xp.write(data)
+    y = _graph_block(xp, *weights, stride, residual)
+    y.read()
+    return data, xp, y, weights
 
 
 CASES = [
@@ -181,13 +196,7 @@ def test_planner_finds_the_chain_and_skips_held_intermediates(monkeypatch):
 
 
 def test_released_member_is_recomputed_when_read_later():
-    rng = np.random.default_rng(4)
-    w1, b1, wd, b2, w3, b3 = _weights(rng, 6, 24, 6, True)
-    data = rng.standard_normal((1, 6, 8, 8)).astype(np.float32)
-    xp = F.placeholder([1, 6, 8, 8])
-    xp.write(data)
-    y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 2, False)
-    y.read()
+    data, _, y, (w1, b1, wd, b2, _, _) = _fed_block(4, (1, 6, 8, 8), 2, False)
     dw_var = y.expr.inputs[0]
     want = torch.clamp(tf.conv2d(
         torch.clamp(tf.conv2d(torch.from_numpy(data), torch.from_numpy(w1),
@@ -231,18 +240,9 @@ def test_fused_graph_after_resize_matches_torch():
 def test_gradient_after_a_fused_read_matches_torch():
     # The block ran fused (its intermediates never stored); the gradient graph built after
     # reads them, so they are computed again.
-    rng = np.random.default_rng(7)
-    w1, b1, wd, b2, w3, b3 = _weights(rng, 6, 24, 6, True)
-    data = rng.standard_normal((1, 6, 10, 10)).astype(np.float32)
-    xp = F.placeholder([1, 6, 10, 10])
-    xp.write(data)
-    y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 1, True)
-    y.read()
+    data, xp, y, weights = _fed_block(7, (1, 6, 10, 10), 1, True)
     (g,) = F.grad(F.reduce_sum(y * y), [xp])
     t = torch.from_numpy(data).requires_grad_(True)
-    h = torch.clamp(tf.conv2d(t, torch.from_numpy(w1), torch.from_numpy(b1)), 0, 6)
-    h = torch.clamp(tf.conv2d(h, torch.from_numpy(wd), torch.from_numpy(b2), padding=1,
-                              groups=24), 0, 6)
-    yt = tf.conv2d(h, torch.from_numpy(w3), torch.from_numpy(b3)) + t
+    yt = _torch_block(t, *weights, 1, True)
     (yt * yt).sum().backward()
     np.testing.assert_allclose(g.read(), t.grad.numpy(), rtol=1e-4, atol=1e-4)
