@@ -56,15 +56,24 @@ def info():
     return mnn_sg_isa.decode(), mnn_sg_mr, mnn_sg_nr, mnn_sg_kc, mnn_sg_nc
 
 
-def pack_weight(const float[:, ::1] a):
-    """The packed form of ``a`` (``M x K``, float32), for :func:`gemm_packed`."""
+ctypedef void (*_packer_t)(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
+                           float* out) noexcept nogil
+
+
+cdef object _pack(const float[:, ::1] a, Py_ssize_t size, _packer_t packer):
+    # ``a`` (M x K) laid out by ``packer`` into a new array of ``size`` floats.
     cdef Py_ssize_t M = a.shape[0], K = a.shape[1]
-    out = np.empty(max(mnn_sg_packed_a_size(M, K), 1), np.float32)
-    cdef float[::1] pa = out
+    out = np.empty(max(size, 1), np.float32)
+    cdef float[::1] packed = out
     if M > 0 and K > 0:
         with nogil:
-            mnn_sg_pack_a(M, K, &a[0, 0], K, &pa[0])
+            packer(M, K, &a[0, 0], K, &packed[0])
     return out
+
+
+def pack_weight(const float[:, ::1] a):
+    """The packed form of ``a`` (``M x K``, float32), for :func:`gemm_packed`."""
+    return _pack(a, mnn_sg_packed_a_size(a.shape[0], a.shape[1]), mnn_sg_pack_a)
 
 
 def gemm_packed(const float[::1] packed, Py_ssize_t m, const float[:, ::1] b,
@@ -302,13 +311,7 @@ def direct_available():
 def pack_weight_direct(const float[:, ::1] a):
     """The packed form of ``a`` (``M x K``, float32) for :func:`conv_direct_images`:
     slabs of 32 rows, k-major (rows past ``M`` zero)."""
-    cdef Py_ssize_t M = a.shape[0], K = a.shape[1]
-    out = np.empty(max(mnn_sd_packed_size(M, K), 1), np.float32)
-    cdef float[::1] pw = out
-    if M > 0 and K > 0:
-        with nogil:
-            mnn_sd_pack_w(M, K, &a[0, 0], K, &pw[0])
-    return out
+    return _pack(a, mnn_sd_packed_size(a.shape[0], a.shape[1]), mnn_sd_pack_w)
 
 
 def _padded_hw(Py_ssize_t H, Py_ssize_t W, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh,
