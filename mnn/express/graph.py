@@ -157,8 +157,9 @@ class Expr:
                                f"{meta.dtype}")
         out.flags.writeable = False
         self.values = [out]
-        self.in_sig = _signature(self.inputs)
-        self.input_versions = tuple(v.expr.version for v in self.inputs)
+        inputs = self.inputs
+        self.in_sig = _signature(inputs)
+        self.input_versions = tuple([v.expr.version for v in inputs])
         self.version += 1
 
     def refresh_metas(self):
@@ -289,7 +290,11 @@ def bump_shape_epoch():
 
 
 def _signature(inputs):
-    return tuple((m.shape, m.dtype) for m in (v.expr.metas[v.index] for v in inputs))
+    sig = []
+    for v in inputs:
+        m = v.expr.metas[v.index]
+        sig.append((m.shape, m.dtype))
+    return tuple(sig)
 
 
 def topological_order(roots, stop_ids=(), seen=None):

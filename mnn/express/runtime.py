@@ -65,6 +65,10 @@ def get_thread_number():
 
 
 _blas = []
+# Bumped whenever BLAS's thread count is set here, so that nn_common.blas_single_thread
+# knows when it must check scipy's OpenBLAS again (reading the count is a foreign call per
+# convolution otherwise).
+blas_epoch = [0]
 
 
 def _set_blas_threads(n):
@@ -75,6 +79,7 @@ def _set_blas_threads(n):
         from threadpoolctl import ThreadpoolController
 
         _blas.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    blas_epoch[0] += 1
     for lib in _blas[0]:
         # Reading the count is a plain call; setting it goes through threadpoolctl's
         # thread-ownership checks.

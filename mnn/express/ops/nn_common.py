@@ -20,7 +20,7 @@ import numpy as np
 
 from ..enums import Padding_Mode
 from ..errors import OpError
-from ..runtime import get_thread_number
+from ..runtime import blas_epoch, get_thread_number
 
 __all__ = []
 
@@ -115,6 +115,7 @@ def threads(work=None):
 
 
 _BLAS_LIBS = []
+_BLAS_CHECKED = [-1]  # runtime.blas_epoch when the count was last made 1
 
 
 def blas_single_thread():
@@ -126,8 +127,12 @@ def blas_single_thread():
     the setting is left at one: only our kernels call scipy's OpenBLAS through Cython
     (numpy's BLAS, used by matmul, is a separate library and keeps its threads).
     ``set_thread_number`` raises it again; the next convolution lowers it. Found once
-    through threadpoolctl (a runtime dependency).
+    through threadpoolctl (a runtime dependency). Checked again only after
+    ``set_thread_number`` ran (``runtime.blas_epoch``): a count changed behind our back
+    (threadpoolctl in the user's code) stays until then, which costs speed, not results.
     """
+    if _BLAS_CHECKED[0] == blas_epoch[0]:
+        return
     if not _BLAS_LIBS:
         from scipy.linalg import cython_blas  # noqa: F401 - loads scipy's OpenBLAS
         from threadpoolctl import ThreadpoolController
@@ -138,6 +143,7 @@ def blas_single_thread():
     for lib in _BLAS_LIBS:
         if lib is not None and lib.get_num_threads() != 1:
             lib.set_num_threads(1)
+    _BLAS_CHECKED[0] = blas_epoch[0]
 
 
 def c_array(a):

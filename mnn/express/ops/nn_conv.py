@@ -33,6 +33,7 @@ from ..enums import Padding_Mode
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
+from ..runtime import get_thread_number
 from ..var import to_var
 from . import nn_common as nc
 
@@ -116,39 +117,140 @@ def _conv2d_infer(metas, strides, pads, dilations, group, padding_mode, clamp=No
 
 def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp=None):
     x, w = nc.c_array(arrays[0]), nc.c_array(arrays[1])
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
+    bias = nc.c_array(arrays[2]) if len(arrays) == 3 else None
+    # Everything the kernel choice and geometry depend on (never the values): a model run
+    # over and over finds its plan here instead of deriving it again per call.
+    key = (x.shape, x.dtype, w.shape, w.dtype, bias is None, *strides, *pads, *dilations,
+           group, padding_mode, None if clamp is None else (clamp[0], clamp[1]),
+           get_thread_number())
+    run = _CONV_PLANS.get(key)
+    if run is None:
+        run = _conv2d_plan(x.shape, x.dtype, w.shape, strides, pads, dilations, group,
+                           padding_mode, clamp)
+        with _CONV_PLANS_LOCK:
+            _CONV_PLANS[key] = run
+            if len(_CONV_PLANS) > _MAX_CONV_PLANS:
+                _CONV_PLANS.popitem(last=False)
+    return run(x, w, bias)
+
+
+# Prepared convolutions (:func:`_conv2d_plan`) by shapes, dtypes, attributes and thread
+# count, oldest dropped first. A plan holds no array of the call (weights are looked up
+# in _PACKED by identity on every run), so it never keeps a model alive.
+_CONV_PLANS = OrderedDict()
+_CONV_PLANS_LOCK = threading.Lock()
+_MAX_CONV_PLANS = 1024
+
+
+def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, padding_mode,
+                 clamp):
+    """``run(x, w, bias) -> y`` for C-contiguous arrays of these shapes (``bias`` None:
+    zeros): the kernel for the shape (depthwise, Winograd, direct, packed GEMM, im2col +
+    GEMM) and its arguments, chosen once."""
+    n, c, h, wd = x_shape
+    o, cg, kh, kw = w_shape
     pads, (oh, ow) = _geometry((h, wd), (kh, kw), strides, pads, dilations, padding_mode)
     nt = nc.threads(n * oh * ow * (c * kh * kw // group + o))
-    if len(arrays) == 3:
-        bias = nc.c_array(arrays[2])
-    else:
-        bias = np.zeros(o, x.dtype)
-    y = np.empty((n, o, oh, ow), x.dtype)
-    if _is_depthwise(c, w.shape, group):
-        lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-        _dw_k.forward(x, w.reshape(o, kh, kw), bias, y, strides[0], strides[1], pads[0],
-                      pads[1], dilations[0], dilations[1], nt, lo, hi)
-        return y
-    wino = _use_winograd(x.shape, w.shape, strides, dilations, group, x.dtype)
-    if wino:
-        _winograd(x, w, bias, y, pads, nt, wino, clamp)
-        return y
-    og = o // group
-    w2 = w.reshape(o, cg * kh * kw)
-    y3 = y.reshape(n, o, oh * ow)
-    pointwise = (kh == 1 and kw == 1 and strides == (1, 1) and not any(pads))
-    rows = cg * kh * kw
+    out_shape = (n, o, oh, ow)
+    zeros = np.zeros(o, dtype)
+    zeros.flags.writeable = False
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    if _use_direct(x.dtype, rows, pointwise, oh * ow):
+    if _is_depthwise(c, w_shape, group):
+        def run(x, w, bias):
+            y = np.empty(out_shape, dtype)
+            _dw_k.forward(x, w.reshape(o, kh, kw), zeros if bias is None else bias, y,
+                          strides[0], strides[1], pads[0], pads[1], dilations[0],
+                          dilations[1], nt, lo, hi)
+            return y
+        return run
+    wino = _use_winograd(x_shape, w_shape, strides, dilations, group, dtype)
+    if wino:
+        work = _wino_k.plan(n, c, o, oh, ow, wino, nt)[1]
+
+        def run(x, w, bias):
+            y = np.empty(out_shape, dtype)
+            _wino_k.conv(x, _winograd_weight(w, wino), zeros if bias is None else bias, y,
+                         wino, pads[0], pads[1], nc.scratch("winograd", (work,), np.float32),
+                         nt, lo, hi)
+            return y
+        return run
+    og = o // group
+    pointwise = (kh == 1 and kw == 1 and tuple(strides) == (1, 1) and not any(pads))
+    rows = cg * kh * kw
+    if _use_direct(dtype, rows, pointwise, oh * ow):
+        return _direct_plan(x_shape, dtype, w_shape, out_shape, zeros, pads, strides,
+                            dilations, group, nt, lo, hi)
+    sgemm = _use_sgemm(dtype, rows, oh * ow)
+    if sgemm and not pointwise:
+        # The GEMM packs its B panels straight from the image (no im2col matrix): the
+        # im2col pass and its write and re-read of C*KH*KW*OH*OW floats are saved
+        # (7x7 s2 3->64 at 224: 1.54 -> 1.23 ms, one thread). All images in one call.
+        def run(x, w, bias):
+            bias = zeros if bias is None else bias
+            y = np.empty(out_shape, dtype)
+            y3 = y.reshape(n, o, oh * ow)
+            packed = _packed_weight(w, group)
+            for g in range(group):
+                _sgemm_k.conv_packed_images(packed[g], og, x[:, g * cg:(g + 1) * cg],
+                                            y3[:, g * og:(g + 1) * og],
+                                            bias[g * og:(g + 1) * og], kh, kw, oh, ow,
+                                            strides[0], strides[1], pads[0], pads[1],
+                                            dilations[0], dilations[1], lo, hi, nt)
+            return y
+        return run
+
+    def run(x, w, bias):
+        bias = zeros if bias is None else bias
+        y = np.empty(out_shape, dtype)
+        y3 = y.reshape(n, o, oh * ow)
+        packed = _packed_weight(w, group) if sgemm else None
+        w2 = w.reshape(o, rows)
+        cols = None if pointwise else nc.scratch("im2col", (c * kh * kw, oh * ow), dtype)
+        for i in range(n):
+            if pointwise:
+                src = x[i].reshape(c, h * wd)
+            else:
+                _conv_k.im2col_batch(x[i:i + 1], cols, kh, kw, oh, ow, strides[0],
+                                     strides[1], pads[0], pads[1], dilations[0],
+                                     dilations[1], nt)
+                src = cols
+            if packed is not None:
+                # Our packed GEMM adds the bias and clamps in its epilogue.
+                for g in range(group):
+                    _sgemm_k.gemm_packed(packed[g], og, src[g * rows:(g + 1) * rows],
+                                         y3[i, g * og:(g + 1) * og],
+                                         bias[g * og:(g + 1) * og], lo, hi, nt)
+                continue
+            for g in range(group):
+                _gemm_k.gemm_split(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
+                                   y3[i, g * og:(g + 1) * og], False, False, 1.0, 0.0, nt)
+            # Bias and the fused activation in one pass, while this image's output is in
+            # cache.
+            _conv_k.bias_clamp(y3[i], bias, lo, hi, nt)
+        return y
+    return run
+
+
+def _direct_plan(x_shape, dtype, w_shape, out_shape, zeros, pads, strides, dilations, group,
+                 nt, lo, hi):
+    """:func:`_conv2d_plan`'s run by the direct kernel (``sgemm.conv_direct_images``)."""
+    n, c, h, wd = x_shape
+    o, cg, kh, kw = w_shape
+    og = o // group
+    _, _, oh, ow = out_shape
+    geo = (kh, kw, oh, ow, strides[0], strides[1], pads[0], pads[1], dilations[0],
+           dilations[1])
+    # The zero-bordered copy of the input (when the windows reach outside it) goes to a
+    # reused buffer: a fresh one costs page faults (up to 10% of a 3x3 s2 conv). Large
+    # batches run in chunks of images so that buffer stays bounded.
+    per_image = _sgemm_k.direct_pad_elements((1, cg, h, wd), *geo)
+    step = max(1, min(n, _DIRECT_PAD_ELEMENTS // per_image)) if per_image else n
+
+    def run(x, w, bias):
+        bias = zeros if bias is None else bias
+        y = np.empty(out_shape, dtype)
+        y3 = y.reshape(n, o, oh * ow)
         packed = _packed_weight(w, group, direct=True)
-        geo = (kh, kw, oh, ow, strides[0], strides[1], pads[0], pads[1], dilations[0],
-               dilations[1])
-        # The zero-bordered copy of the input (when the windows reach outside it) goes to
-        # a reused buffer: a fresh one costs page faults (up to 10% of a 3x3 s2 conv).
-        # Large batches run in chunks of images so that buffer stays bounded.
-        per_image = _sgemm_k.direct_pad_elements((1, cg, h, wd), *geo)
-        step = max(1, min(n, _DIRECT_PAD_ELEMENTS // per_image)) if per_image else n
         for i0 in range(0, n, step):
             i1 = min(n, i0 + step)
             pad = (nc.scratch("conv_direct_pad", ((i1 - i0) * per_image,), np.float32)
@@ -156,40 +258,10 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
             for g in range(group):
                 _sgemm_k.conv_direct_images(packed[g], og, x[i0:i1, g * cg:(g + 1) * cg],
                                             y3[i0:i1, g * og:(g + 1) * og],
-                                            bias[g * og:(g + 1) * og], *geo, lo, hi, nt, pad)
+                                            bias[g * og:(g + 1) * og], *geo, lo, hi, nt,
+                                            pad)
         return y
-    packed = _packed_weight(w, group) if _use_sgemm(x.dtype, rows, oh * ow) else None
-    if packed is not None and not pointwise:
-        # The GEMM packs its B panels straight from the image (no im2col matrix): the
-        # im2col pass and its write and re-read of C*KH*KW*OH*OW floats are saved
-        # (7x7 s2 3->64 at 224: 1.54 -> 1.23 ms, one thread). All images in one call.
-        for g in range(group):
-            _sgemm_k.conv_packed_images(packed[g], og, x[:, g * cg:(g + 1) * cg],
-                                        y3[:, g * og:(g + 1) * og], bias[g * og:(g + 1) * og],
-                                        kh, kw, oh, ow, strides[0], strides[1], pads[0],
-                                        pads[1], dilations[0], dilations[1], lo, hi, nt)
-        return y
-    cols = None if pointwise else nc.scratch("im2col", (c * kh * kw, oh * ow), x.dtype)
-    for i in range(n):
-        if pointwise:
-            src = x[i].reshape(c, h * wd)
-        else:
-            _conv_k.im2col_batch(x[i:i + 1], cols, kh, kw, oh, ow, strides[0], strides[1],
-                                 pads[0], pads[1], dilations[0], dilations[1], nt)
-            src = cols
-        if packed is not None:
-            # Our packed GEMM adds the bias and clamps in its epilogue.
-            for g in range(group):
-                _sgemm_k.gemm_packed(packed[g], og, src[g * rows:(g + 1) * rows],
-                                     y3[i, g * og:(g + 1) * og], bias[g * og:(g + 1) * og],
-                                     lo, hi, nt)
-            continue
-        for g in range(group):
-            _gemm_k.gemm_split(w2[g * og:(g + 1) * og], src[g * rows:(g + 1) * rows],
-                               y3[i, g * og:(g + 1) * og], False, False, 1.0, 0.0, nt)
-        # Bias and the fused activation in one pass, while this image's output is in cache.
-        _conv_k.bias_clamp(y3[i], bias, lo, hi, nt)
-    return y
+    return run
 
 
 # Column matrices of several images are built at once up to this many elements (512 KB of
@@ -352,16 +424,6 @@ def _winograd_weight(w, m):
     the kernel's strip layout (``winograd.transform_weight``); cached with the packed GEMM
     weights (:class:`_PackCache`)."""
     return _PACKED.get(("winograd", m), w, lambda w: _wino_k.transform_weight(w, _WINO_G[m]))
-
-
-def _winograd(x, w, bias, y, pads, nt, m, clamp=None):
-    n, c = x.shape[:2]
-    o, oh, ow = y.shape[1:]
-    ub = _winograd_weight(w, m)
-    _, size = _wino_k.plan(n, c, o, oh, ow, m, nt)
-    work = nc.scratch("winograd", (size,), np.float32)
-    lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    _wino_k.conv(x, ub, bias, y, m, pads[0], pads[1], work, nt, lo, hi)
 
 
 def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, padding_mode,

@@ -179,3 +179,45 @@ def test_packed_weight_cache_drops_entries_of_dead_arrays():
     del wv, y
     gc.collect()
     assert cached() == before          # and dropped with it
+
+
+def test_conv_plans_follow_the_thread_count_and_hold_no_arrays():
+    import gc
+    import weakref
+
+    from mnn.express.ops import nn_conv
+
+    x, w, b = _data(2, 16, 9, 9), _data(16, 16, 3, 3), _data(16)
+    want = _torch_conv(x, w, b, 1, (1,) * 4, 1)
+    try:
+        for threads in (1, 2, 1):
+            F.set_thread_number(threads)
+            got = F.conv2d(F.const(x), F.const(w), F.const(b), (1, 1), (1, 1)).read()
+            np.testing.assert_allclose(got, want, **TOL)
+        plans = [k for k in nn_conv._CONV_PLANS if k[0] == x.shape and k[2] == w.shape]
+        assert sorted(k[-1] for k in plans) == [1, 2]  # one plan per thread count
+    finally:
+        F.set_thread_number(1)
+    wv = F.const(w)
+    ref = weakref.ref(wv.read())
+    F.conv2d(F.const(x), wv, F.const(b), (1, 1), (1, 1)).read()
+    del wv
+    gc.collect()
+    assert ref() is None  # the plan kept no weight alive
+
+
+def test_convolution_keeps_scipy_blas_at_one_thread_after_set_thread_number():
+    from threadpoolctl import threadpool_info
+
+    from mnn.express.ops import nn_common
+
+    x, w = _data(1, 8, 6, 6), _data(8, 8, 1, 1)
+    try:
+        F.set_thread_number(2)
+        F.conv2d(F.const(x), F.const(w)).read()
+        libs = [lib for lib in nn_common._BLAS_LIBS if lib is not None]
+        assert all(lib.get_num_threads() == 1 for lib in libs)
+        assert libs or not any("scipy.libs" in i["filepath"] for i in threadpool_info()
+                               if i["internal_api"] == "openblas")
+    finally:
+        F.set_thread_number(1)
