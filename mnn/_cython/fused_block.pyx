@@ -9,6 +9,7 @@ the C code trusts them.
 import threading
 
 import numpy as np
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cython.parallel cimport prange
 cimport openmp
 
@@ -83,21 +84,22 @@ def _packed_size(Py_ssize_t m, Py_ssize_t k, bint direct):
     return max(mnn_sg_packed_a_size(m, k), 1)
 
 
-def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double hi1,
-                      const float[:, ::1] wdw, const float[::1] b2, double lo2, double hi2,
-                      Py_ssize_t stride, const float[::1] pa3, const float[::1] b3,
-                      double lo3, double hi3, r, float[:, :, :, ::1] y, int nthreads=1,
-                      bint direct1=False, bint direct3=False):
-    """``y = clip(W3 @ d + b3, lo3, hi3) [+ r]`` with ``d = clip(dw3x3(e) + b2, lo2,
-    hi2)`` (pads 1, ``stride`` 1 or 2) and ``e = clip(W1 @ x + b1, lo1, hi1)``, or
-    ``e = x`` when ``pa1`` is None.
+# One block's run: its geometry and how its work is split, found (and checked) by
+# _setup, then run without the GIL by _run.
+ctypedef struct _block_run:
+    mnn_fb_geom g
+    Py_ssize_t N, parts, per, threads, po_size, pb_size, e_size, d_size, copies
+    bint split
 
-    ``pa1``/``pa3`` are ``sgemm.pack_weight`` of the ``(Ce, Cin)`` and ``(Cout, Ce)``
-    1x1 weights (``sgemm.pack_weight_direct`` with ``direct1``/``direct3``: those convs
-    then run the direct kernel), ``wdw`` the depthwise weight as ``(Ce, 9)``; ``r`` (None or shaped as
-    ``y``) is added after the project's clamp. ``y`` is overwritten.
-    """
-    cdef Py_ssize_t N = x.shape[0], Cin = x.shape[1], H = x.shape[2], W = x.shape[3]
+
+cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ssize_t W,
+                pa1, b1, double lo1, double hi1, const float[:, ::1] wdw,
+                const float[::1] b2, double lo2, double hi2, Py_ssize_t stride,
+                const float[::1] pa3, const float[::1] b3, double lo3, double hi3,
+                int nthreads, bint direct1, bint direct3) except -1:
+    """Check one block's arguments against its input ``(N, Cin, H, W)`` and fill ``b``
+    (weight pointers, geometry, work split, scratch sizes; koff1/koff3 are set by the
+    caller, who owns their storage). The arrays must outlive the run."""
     cdef Py_ssize_t Ce = wdw.shape[0], Cout = b3.shape[0]
     if stride not in (1, 2):
         raise ValueError(f"fused block: stride must be 1 or 2, got {stride}")
@@ -122,7 +124,105 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
     if pa3.shape[0] != _packed_size(Cout, Ce, direct3):
         raise ValueError(f"fused block: packed project weight of {pa3.shape[0]} floats is "
                          f"not a ({Cout}, {Ce}) conv")
-    cdef Py_ssize_t OH = (H - 1) // stride + 1, OW = (W - 1) // stride + 1
+    if nthreads < 1:
+        raise ValueError("fused block: nthreads must be >= 1")
+    cdef mnn_fb_geom* g = &b.g
+    g.Cin, g.H, g.W, g.Ce, g.stride, g.Cout = Cin, H, W, Ce, stride, Cout
+    g.OH, g.OW = (H - 1) // stride + 1, (W - 1) // stride + 1
+    g.pa1 = &pa1v[0] if pa1 is not None else NULL
+    g.b1 = &b1v[0] if pa1 is not None else NULL
+    g.lo1, g.hi1, g.lo2, g.hi2, g.lo3, g.hi3 = lo1, hi1, lo2, hi2, lo3, hi3
+    g.wdw, g.b2, g.pa3, g.b3 = &wdw[0, 0], &b2[0], &pa3[0], &b3[0]
+    g.direct1 = direct1 and pa1 is not None
+    g.direct3 = direct3
+    b.N = N
+    # Small images with fewer images than threads: whole images, threads split channels.
+    b.split = nthreads > 1 and N < nthreads and Ce * H * W <= _SPLIT_MAX
+    # Otherwise work items (image, range of output rows), images split in row ranges only
+    # when there are fewer images than threads.
+    b.parts = max(1, min(g.OH, (nthreads + N - 1) // max(N, 1)))
+    b.per = (g.OH + b.parts - 1) // b.parts
+    g.R = g.OH if b.split else band_rows(Ce, W, stride, b.per)
+    b.threads = nthreads if b.split else min(nthreads, N * b.parts)
+    # Integer scratch per thread: pixel offsets (a band's: at most R * stride + 2 e rows
+    # of W and R d rows of OW <= W; or a whole image's). Float scratch: W zeros, each
+    # thread's GEMM packing scratch, then the e and d images (shared, whole) or each
+    # thread's e and d bands.
+    b.po_size = H * W if b.split else (g.R * stride + 2) * W
+    b.pb_size = mnn_sg_kc * mnn_sg_nc
+    b.e_size = Ce * H * W if b.split else mnn_fb_ebuf_size(g)
+    b.d_size = Ce * g.OH * g.OW if b.split else mnn_fb_dbuf_size(g)
+    b.copies = 1 if b.split else b.threads
+    return 0
+
+
+cdef Py_ssize_t _ints(const _block_run* b) noexcept nogil:
+    """Integers of scratch one block's run needs besides its koff arrays."""
+    return b.threads * b.po_size
+
+
+cdef Py_ssize_t _floats(const _block_run* b) noexcept nogil:
+    return b.g.W + b.threads * b.pb_size + b.copies * (b.e_size + b.d_size)
+
+
+cdef void _set_koff(_block_run* b, Py_ssize_t* koff) noexcept nogil:
+    """The direct kernel's channel offsets (x planes, then d planes of R rows) into
+    ``koff`` (Cin + Ce entries)."""
+    cdef Py_ssize_t k
+    for k in range(b.g.Cin):
+        koff[k] = k * b.g.H * b.g.W
+    for k in range(b.g.Ce):
+        koff[b.g.Cin + k] = k * b.g.R * b.g.OW
+    b.g.koff1 = koff
+    b.g.koff3 = koff + b.g.Cin
+
+
+cdef void _run(const _block_run* b, const float* x, const float* r, float* y,
+               Py_ssize_t* po, float* fw) noexcept nogil:
+    """Run one set-up block: x (N, Cin, H, W), r (as y) or NULL, y (N, Cout, OH, OW);
+    po and fw hold at least _ints and _floats of scratch."""
+    cdef const mnn_fb_geom* g = &b.g
+    cdef float* zeros = fw
+    cdef float* pb = zeros + g.W
+    cdef float* ebuf = pb + b.threads * b.pb_size
+    cdef float* dbuf = ebuf + b.copies * b.e_size
+    cdef Py_ssize_t k
+    for k in range(g.W):
+        zeros[k] = 0
+    if b.split:
+        mnn_fb_images_split(g, b.N, x, r, y, ebuf, dbuf, pb, po, zeros, <int>b.threads)
+        return
+    cdef Py_ssize_t item, n, a, e, tid
+    cdef Py_ssize_t x_image = g.Cin * g.H * g.W, y_image = g.Cout * g.OH * g.OW
+    for item in prange(b.N * b.parts, num_threads=b.threads, schedule="static"):
+        tid = openmp.omp_get_thread_num()
+        n = item // b.parts
+        a = (item % b.parts) * b.per
+        e = a + b.per if a + b.per < g.OH else g.OH
+        if a < e:
+            mnn_fb_rows(g, x + n * x_image, r + n * y_image if r != NULL else NULL,
+                        y + n * y_image, a, e, ebuf + tid * b.e_size, dbuf + tid * b.d_size,
+                        pb + tid * b.pb_size, po + tid * b.po_size, zeros)
+
+
+def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double hi1,
+                      const float[:, ::1] wdw, const float[::1] b2, double lo2, double hi2,
+                      Py_ssize_t stride, const float[::1] pa3, const float[::1] b3,
+                      double lo3, double hi3, r, float[:, :, :, ::1] y, int nthreads=1,
+                      bint direct1=False, bint direct3=False):
+    """``y = clip(W3 @ d + b3, lo3, hi3) [+ r]`` with ``d = clip(dw3x3(e) + b2, lo2,
+    hi2)`` (pads 1, ``stride`` 1 or 2) and ``e = clip(W1 @ x + b1, lo1, hi1)``, or
+    ``e = x`` when ``pa1`` is None.
+
+    ``pa1``/``pa3`` are ``sgemm.pack_weight`` of the ``(Ce, Cin)`` and ``(Cout, Ce)``
+    1x1 weights (``sgemm.pack_weight_direct`` with ``direct1``/``direct3``: those convs
+    then run the direct kernel), ``wdw`` the depthwise weight as ``(Ce, 9)``; ``r`` (None or shaped as
+    ``y``) is added after the project's clamp. ``y`` is overwritten.
+    """
+    cdef _block_run b
+    _setup(&b, x.shape[0], x.shape[1], x.shape[2], x.shape[3], pa1, b1, lo1, hi1, wdw, b2,
+           lo2, hi2, stride, pa3, b3, lo3, hi3, nthreads, direct1, direct3)
+    cdef Py_ssize_t N = b.N, Cout = b.g.Cout, OH = b.g.OH, OW = b.g.OW
     if (y.shape[0], y.shape[1], y.shape[2], y.shape[3]) != (N, Cout, OH, OW):
         raise ValueError(f"fused block: output {np.shape(y)} is not "
                          f"{(N, Cout, OH, OW)}")
@@ -133,68 +233,89 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
         if (rv.shape[0], rv.shape[1], rv.shape[2], rv.shape[3]) != (N, Cout, OH, OW):
             raise ValueError(f"fused block: residual {np.shape(r)} is not shaped "
                              f"as the output {(N, Cout, OH, OW)}")
-    if nthreads < 1:
-        raise ValueError("fused block: nthreads must be >= 1")
     if N == 0:
         return
-    cdef mnn_fb_geom g
-    g.Cin, g.H, g.W, g.Ce, g.OH, g.OW, g.stride, g.Cout = Cin, H, W, Ce, OH, OW, stride, Cout
-    g.pa1 = &pa1v[0] if pa1 is not None else NULL
-    g.b1 = &b1v[0] if pa1 is not None else NULL
-    g.lo1, g.hi1, g.lo2, g.hi2, g.lo3, g.hi3 = lo1, hi1, lo2, hi2, lo3, hi3
-    g.wdw, g.b2, g.pa3, g.b3 = &wdw[0, 0], &b2[0], &pa3[0], &b3[0]
-    g.direct1 = direct1 and pa1 is not None
-    g.direct3 = direct3
-    # Small images with fewer images than threads: whole images, threads split channels.
-    cdef bint split = nthreads > 1 and N < nthreads and Ce * H * W <= _SPLIT_MAX
-    # Otherwise work items (image, range of output rows), images split in row ranges only
-    # when there are fewer images than threads.
-    cdef Py_ssize_t parts = max(1, min(OH, (nthreads + N - 1) // N))
-    cdef Py_ssize_t per = (OH + parts - 1) // parts
-    g.R = OH if split else band_rows(Ce, W, stride, per)
-    cdef Py_ssize_t threads = nthreads if split else min(nthreads, N * parts)
-    # Integer scratch: the direct kernel's channel offsets (x planes, then d planes of R
-    # rows), then each thread's pixel offsets (a band's: at most R * stride + 2 e rows of
-    # W and R d rows of OW <= W; or a whole image's).
-    cdef Py_ssize_t po_size = H * W if split else (g.R * stride + 2) * W
-    cdef Py_ssize_t[::1] iw = _workspace("intp", Cin + Ce + threads * po_size, np.intp)
-    cdef Py_ssize_t k
-    for k in range(Cin):
-        iw[k] = k * H * W
-    for k in range(Ce):
-        iw[Cin + k] = k * g.R * OW
-    g.koff1 = &iw[0]
-    g.koff3 = &iw[Cin]
-    cdef Py_ssize_t* po = &iw[Cin + Ce]
-    # Float scratch: W zeros, each thread's GEMM packing scratch, then the e and d images
-    # (shared, whole) or each thread's e and d bands.
-    cdef Py_ssize_t pb_size = mnn_sg_kc * mnn_sg_nc
-    cdef Py_ssize_t e_size = Ce * H * W if split else mnn_fb_ebuf_size(&g)
-    cdef Py_ssize_t d_size = Ce * OH * OW if split else mnn_fb_dbuf_size(&g)
-    cdef Py_ssize_t copies = 1 if split else threads
-    cdef float[::1] fw = _workspace("f32", W + threads * pb_size + copies * (e_size + d_size),
-                                    np.float32)
-    cdef float* zeros = &fw[0]
-    cdef float* pb = zeros + W
-    cdef float* ebuf = pb + threads * pb_size
-    cdef float* dbuf = ebuf + copies * e_size
-    for k in range(W):
-        zeros[k] = 0
-    cdef const float* r0 = &rv[0, 0, 0, 0] if has_r else NULL
-    if split:
-        with nogil:
-            mnn_fb_images_split(&g, N, &x[0, 0, 0, 0], r0, &y[0, 0, 0, 0], ebuf, dbuf, pb, po,
-                                zeros, <int>threads)
-        return
-    cdef Py_ssize_t item, n, a, b, tid
-    cdef Py_ssize_t r_image = Cout * OH * OW
+    cdef Py_ssize_t[::1] iw = _workspace("intp", b.g.Cin + b.g.Ce + _ints(&b), np.intp)
+    cdef float[::1] fw = _workspace("f32", _floats(&b), np.float32)
+    _set_koff(&b, &iw[0])
     with nogil:
-        for item in prange(N * parts, num_threads=threads, schedule="static"):
-            tid = openmp.omp_get_thread_num()
-            n = item // parts
-            a = (item % parts) * per
-            b = a + per if a + per < OH else OH
-            if a < b:
-                mnn_fb_rows(&g, &x[n, 0, 0, 0], r0 + n * r_image if has_r else NULL,
-                            &y[n, 0, 0, 0], a, b, ebuf + tid * e_size, dbuf + tid * d_size,
-                            pb + tid * pb_size, po + tid * po_size, zeros)
+        _run(&b, &x[0, 0, 0, 0], &rv[0, 0, 0, 0] if has_r else NULL, &y[0, 0, 0, 0],
+             &iw[b.g.Cin + b.g.Ce], &fw[0])
+
+
+def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, ::1] y,
+                            int nthreads=1):
+    """Several blocks in a row, each one's output the next one's input (and, with
+    ``residual``, its residual), in one call: ``blocks`` is a sequence of
+    ``(pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride, pa3, b3, lo3, hi3, residual, direct1,
+    direct3)`` as :func:`inverted_residual` takes them (``residual`` a bool: add the
+    block's input). The outputs between blocks go to two scratch images used in turn,
+    never to Python arrays; ``y`` (the last block's output) is overwritten."""
+    cdef Py_ssize_t count = len(blocks)
+    if count < 1:
+        raise ValueError("fused block chain: no blocks")
+    cdef _block_run* runs = <_block_run*>PyMem_Malloc(count * sizeof(_block_run))
+    if runs == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    cdef Py_ssize_t i, ints = 0, floats = 0, koffs = 0, image = 0, size
+    cdef bint residual
+    cdef list keep = []  # the memoryviews _setup took pointers from, alive until the end
+    try:
+        for i in range(count):
+            (pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride, pa3, b3, lo3, hi3, residual,
+             direct1, direct3) = blocks[i]
+            keep.append((pa1, b1, wdw, b2, pa3, b3))
+            try:
+                _setup(&runs[i], N, C, H, W, pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride,
+                       pa3, b3, lo3, hi3, nthreads, direct1, direct3)
+            except ValueError as exc:
+                raise ValueError(f"block {i} of the chain: {exc}") from None
+            if residual and (runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW) != (C, H, W):
+                raise ValueError(f"fused block chain: block {i} adds its input {(C, H, W)} "
+                                 f"to an output of {(runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW)}")
+            C, H, W = runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW
+            ints = max(ints, _ints(&runs[i]))
+            floats = max(floats, _floats(&runs[i]))
+            koffs += runs[i].g.Cin + runs[i].g.Ce
+            if i + 1 < count:
+                image = max(image, N * C * H * W)
+        if (y.shape[0], y.shape[1], y.shape[2], y.shape[3]) != (N, C, H, W):
+            raise ValueError(f"fused block chain: output {np.shape(y)} is not {(N, C, H, W)}")
+        if N == 0:
+            return
+        iw_arr = _workspace("intp", koffs + ints, np.intp)
+        fw_arr = _workspace("f32", floats, np.float32)
+        # The outputs between blocks: two images used in turn (block i reads one while
+        # writing the other), apart from the kernel scratch above.
+        mid_arr = _workspace("chain", max(2 * image, 1), np.float32)
+        _run_chain(runs, count, blocks, &x[0, 0, 0, 0], &y[0, 0, 0, 0], iw_arr, fw_arr,
+                   mid_arr, image)
+    finally:
+        PyMem_Free(runs)
+
+
+cdef void _run_chain(_block_run* runs, Py_ssize_t count, blocks, const float* x, float* y,
+                     Py_ssize_t[::1] iw, float[::1] fw, float[::1] mid,
+                     Py_ssize_t image) except *:
+    cdef Py_ssize_t i, koff = 0
+    cdef char* residual = <char*>PyMem_Malloc(count)
+    if residual == NULL:
+        raise MemoryError()
+    for i in range(count):
+        residual[i] = bool(blocks[i][13])
+        _set_koff(&runs[i], &iw[koff])
+        koff += runs[i].g.Cin + runs[i].g.Ce
+    cdef const float* src = x
+    cdef float* dst
+    cdef float* buffers[2]
+    buffers[0] = &mid[0]
+    buffers[1] = &mid[0] + image
+    try:
+        with nogil:
+            for i in range(count):
+                dst = y if i + 1 == count else buffers[i % 2]
+                _run(&runs[i], src, src if residual[i] else NULL, dst, &iw[koff], &fw[0])
+                src = dst
+    finally:
+        PyMem_Free(residual)

@@ -12,6 +12,7 @@ and all are float32. The skipped ops keep no values but stay fresh; should anyth
 them later they are computed then, like any released value. Results are the ops' own up
 to float rounding order inside the GEMMs (the same kernels run, on bands).
 """
+import operator
 import sys
 import weakref
 
@@ -23,7 +24,7 @@ from ..runtime import get_thread_number
 from . import nn_common as nc
 from .nn_conv import _packed_weight, _use_direct
 
-__all__ = ["Block", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs", "run_block"]
+__all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs", "run_block"]
 
 _F32 = np.dtype(np.float32)
 # Project conv Expr -> the prepared weight arguments of its block (run_block), dropped
@@ -161,6 +162,114 @@ def _compute(expand, depthwise, project, add, stride):
     return True
 
 
+class Chain:
+    """Blocks in a row, each one's output read only by the next: one kernel call
+    (:func:`mnn._cython.fused_block.inverted_residual_chain`) computes them all and
+    stores the last one's output. Between blocks there is then no Python at all, and the
+    outputs between them go to two scratch images instead of fresh arrays."""
+
+    __slots__ = ("blocks", "final", "members")
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+        self.final = blocks[-1].final
+        members = []
+        for block in blocks[:-1]:
+            members.extend(block.members)
+            members.append(block.final)
+        members.extend(blocks[-1].members)
+        self.members = members
+
+    def runner(self, position):
+        """``run(order) -> bool``: :meth:`compute` for a later evaluation of the same
+        order, from positions in it (keeps no Exprs)."""
+        at = [[None if e is None else position[id(e)]
+               for e in (b.expand, b.depthwise, b.project, b.add)] for b in self.blocks]
+        strides = [b.stride for b in self.blocks]
+
+        def run(order):
+            return _compute_chain([[None if i is None else order[i] for i in block]
+                                   for block in at], strides)
+        return run
+
+    def compute(self):
+        return _compute_chain([[b.expand, b.depthwise, b.project, b.add]
+                               for b in self.blocks], [b.stride for b in self.blocks])
+
+
+def _compute_chain(chain, strides):
+    """:meth:`Chain.compute` from each block's ``[expand, depthwise, project, add]``
+    Exprs; False when the arrays do not allow the fused kernel (then the caller computes
+    the ops one by one)."""
+    first = chain[0][0] if chain[0][0] is not None else chain[0][1]
+    x = _value(first.inputs[0])
+    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
+        return False
+    arrays = []
+    for expand, depthwise, project, _ in chain:
+        for expr in (expand, depthwise, project):
+            if expr is None:
+                arrays.append(None)
+                arrays.append(None)
+                continue
+            pair = _conv_arrays(expr)
+            if pair is None:
+                return False  # released upstream: op by op (the ops revive it)
+            arrays.extend(pair)
+    last_project = chain[-1][2]
+    prepared = _PREPARED.get(last_project)
+    if prepared is None:
+        prepared = _PREPARED[last_project] = {}
+    # The chain's Exprs (by id: a prepared entry must not hold the graph below its key)
+    # and input shape fix the block structure and image sizes; the arrays, the weights.
+    ids = [id(e) for block in chain for e in block]
+    hit = prepared.get("key")
+    if hit is not None and hit[0] == x.shape and hit[1] == ids and \
+            all(map(operator.is_, hit[2], arrays)):
+        args, out_shape = prepared["args"]
+    else:
+        made = _chain_args(x.shape, chain, strides, arrays)
+        if made is None:
+            return False
+        args, out_shape = made
+        prepared["key"], prepared["args"] = (x.shape, ids, arrays), made
+    y = np.empty(out_shape, np.float32)
+    _kernel.inverted_residual_chain(nc.c_array(x), args, y, get_thread_number())
+    members = []
+    for expand, depthwise, project, add in chain:
+        if expand is not None:
+            members.append(expand)
+        members.append(depthwise)
+        members.append(project)
+        if add is not None:
+            members.append(add)
+    members.pop()  # the last block's final is stored, not skipped
+    chain[-1][3 if chain[-1][3] is not None else 2].store_result(y, members)
+    return True
+
+
+def _chain_args(x_shape, chain, strides, arrays):
+    """``(per-block kernel arguments, output shape)`` for
+    :func:`mnn._cython.fused_block.inverted_residual_chain`, or None when the weights do
+    not make blocks that chain (as :func:`_weight_args`)."""
+    n, c, h, w = x_shape
+    args = []
+    for k, ((expand, depthwise, project, add), stride) in enumerate(zip(chain, strides)):
+        w1, b1, wd, b2, w3, b3 = arrays[6 * k:6 * k + 6]
+        oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
+        weights = _weight_args(w1, b1, wd, b2, w3, b3, h * w, oh * ow)
+        if weights is None or weights[-1] != c:
+            return None
+        pa1, b1, wd9, b2, pa3, b3, direct1, direct3, _ = weights
+        if add is not None and (b3.shape[0], oh, ow) != (c, h, w):
+            return None  # the residual is the block's input: shapes must match
+        c = b3.shape[0]
+        args.append((pa1, b1, *_clamp(expand), wd9, b2, *_clamp(depthwise), stride, pa3,
+                     b3, *_clamp(project), add is not None, direct1, direct3))
+        h, w = oh, ow
+    return args, (n, c, h, w)
+
+
 def run_block(x, w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual,
               prepared=None):
     """The block's output from its arrays (``w1``/``b1`` None: no expand; a bias None:
@@ -254,9 +363,16 @@ def _clamp(expr):
 
 
 def plan(order):
-    """``{id(final Expr): Block}`` for the fusable chains of ``order``."""
-    position = {id(e): i for i, e in enumerate(order)}
+    """``{id(final Expr): Block or Chain}`` for the fusable blocks of ``order``."""
     consumers = _consumers(order)
+    # Two functions: the block search's locals hold Vars, which would count as
+    # references when the chaining checks that a block's output is graph-only.
+    return _chains(_blocks(order, consumers), consumers)
+
+
+def _blocks(order, consumers):
+    """``{id(final Expr): Block}`` for the fusable blocks of ``order``."""
+    position = {id(e): i for i, e in enumerate(order)}
     claimed = set()
     blocks = {}
     for project in order:
@@ -285,6 +401,48 @@ def plan(order):
         claimed.update(ids)
         blocks[id(block.final)] = block
     return blocks
+
+
+def _chains(blocks, consumers):
+    """Blocks in a row joined into :class:`Chain` units: a block whose input is the
+    previous block's output, read by nothing else (see :func:`_follows`)."""
+    after = {}  # id(previous block's final) -> the block reading it
+    for block in blocks.values():
+        prev = block.block_input().expr
+        if id(prev) in blocks and _follows(block, consumers):
+            after[id(prev)] = block
+    chained = {id(b) for b in after.values()}
+    units = {}
+    for block in blocks.values():
+        if id(block) in chained:
+            continue  # inside the chain of the block before it
+        row = [block]
+        while id(row[-1].final) in after:
+            row.append(after[id(row[-1].final)])
+        unit = row[0] if len(row) == 1 else Chain(row)
+        units[id(unit.final)] = unit
+    return units
+
+
+def _follows(block, consumers):
+    """Whether ``block`` may take its input from the previous block inside a chain: the
+    previous output is read only by ``block``'s first conv (and its residual ``add``),
+    and nothing outside the graph holds it."""
+    first = block.expand if block.expand is not None else block.depthwise
+    v = first.inputs[0]
+    if v.index != 0 or len(v.expr._outs) != 1:
+        return False
+    readers = {id(c) for c, _ in consumers.get(id(v.expr), ())}
+    mine = {id(first)} | ({id(block.add)} if block.add is not None else set())
+    if readers != mine or len(consumers[id(v.expr)]) != len(mine):
+        return False
+    return _graph_only_by(v, len(mine))
+
+
+def _graph_only_by(v, readers):
+    """Whether Var ``v`` is referenced only by ``readers`` consumer input lists (besides
+    the caller's local name, this argument and getrefcount's own)."""
+    return sys.getrefcount(v) == readers + 3
 
 
 def _consumers(order):
