@@ -7,6 +7,9 @@ and run many times, so here the steps themselves are rewritten once:
 * an inverted-residual block (1x1 conv, depthwise 3x3 conv, 1x1 conv, optionally plus
   the block's input) becomes one ``inverted_residual_block`` step, computed band by band
   by :func:`mnn.express.ops.fusion_block.run_block`;
+* blocks in a row, each one's output read only by the next, then become one
+  ``inverted_residual_chain`` step (:func:`mnn.express.ops.fusion_block.run_chain`: one
+  kernel call for all of them);
 * ``relu(conv2d(...) + skip)`` becomes one ``conv2d_add_relu`` step: the convolution,
   then the add and relu in one pass in place in its fresh output.
 
@@ -58,10 +61,12 @@ def _block_infer(metas, parts):
     return [(out.shape, out.dtype)]
 
 
-def _block_compute(arrays, parts):
+def _block_args(arrays, parts):
+    """``(w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual)`` of a block
+    step from its weight arrays (``arrays`` without the block's input)."""
     convs = [p for p in parts if p[0] == _CONV]
     expand = len(convs) == 3
-    k = 1
+    k = 0
     taken = []
     for _, attrs, extra in convs:
         w = arrays[k]
@@ -71,13 +76,56 @@ def _block_compute(arrays, parts):
     (w1, b1, c1) = taken[0] if expand else (None, None, (0.0, 0.0))
     (wd, b2, c2), (w3, b3, c3) = taken[-2], taken[-1]
     stride = convs[-2][1]["strides"][0]
-    y = fusion_block.run_block(arrays[0], w1, b1, c1, wd, b2, c2, stride, w3, b3, c3,
-                               parts[-1][0] == "add")
+    return w1, b1, c1, wd, b2, c2, stride, w3, b3, c3, parts[-1][0] == "add"
+
+
+def _block_compute(arrays, parts):
+    y = fusion_block.run_block(arrays[0], *_block_args(arrays[1:], parts))
     return y if y is not None else _walk_chain(parts, arrays, _compute_step)
+
+
+def _weight_count(parts):
+    return sum(extra for _, _, extra in parts)
 
 
 BLOCK_OP = OpDef("inverted_residual_block", _block_infer, _block_compute,
                  doc="conv 1x1 -> depthwise 3x3 -> conv 1x1 [+ input], one step of a plan")
+
+
+# -- blocks in a row -------------------------------------------------------------------
+
+
+def _split(values, blocks):
+    """The chain step's ``values`` (its input, then each block's weights) as one list of
+    weights per block."""
+    out, k = [], 1
+    for parts in blocks:
+        n = _weight_count(parts)
+        out.append(values[k:k + n])
+        k += n
+    return out
+
+
+def _chain_infer(metas, blocks, prepared=None):
+    current = metas[0]
+    for parts, weights in zip(blocks, _split(metas, blocks)):
+        current = _walk_chain(parts, [current] + list(weights), _infer_step)
+    return [(current.shape, current.dtype)]
+
+
+def _chain_compute(arrays, blocks, prepared):
+    y = fusion_block.run_chain(arrays[0], [_block_args(weights, parts) for parts, weights
+                                           in zip(blocks, _split(arrays, blocks))], prepared)
+    if y is not None:
+        return y
+    current = arrays[0]  # the arrays do not suit the fused kernel: block by block
+    for parts, weights in zip(blocks, _split(arrays, blocks)):
+        current = _block_compute([current] + list(weights), parts)
+    return current
+
+
+CHAIN_OP = OpDef("inverted_residual_chain", _chain_infer, _chain_compute,
+                 doc="inverted-residual blocks in a row, one step of a plan")
 
 
 # -- relu(conv + skip) ----------------------------------------------------------------
@@ -139,7 +187,40 @@ def fuse_steps(steps, keep, constants):
         merged[id(step)] = fused
     if not merged:
         return steps
-    return [merged.get(id(step), step) for step in steps if id(step) not in absorbed]
+    return _chain_blocks([merged.get(id(step), step) for step in steps
+                          if id(step) not in absorbed], keep)
+
+
+def _chain_blocks(steps, keep):
+    """Block steps in a row (each one's output read only by the next block) merged into
+    one ``inverted_residual_chain`` step."""
+    readers = {}
+    for step in steps:
+        for s in step.inputs:
+            readers[s] = readers.get(s, 0) + 1
+    out, row = [], []
+
+    def flush():
+        if len(row) == 1:
+            out.append(row[0])
+        elif row:
+            inputs = (row[0].inputs[0],) + tuple(s for b in row for s in b.inputs[1:])
+            # ``prepared``: the kernel arguments run_chain keeps between runs of the step
+            attrs = {"blocks": tuple(b.attrs["parts"] for b in row), "prepared": {}}
+            out.append(_new_step(row[-1], CHAIN_OP, attrs, inputs))
+        row.clear()
+
+    for step in steps:
+        if step.op is BLOCK_OP:
+            if row and not (step.inputs[0] == row[-1].outputs[0] and
+                            step.inputs[0] not in keep and readers[step.inputs[0]] == 1):
+                flush()
+            row.append(step)
+            continue
+        flush()
+        out.append(step)
+    flush()
+    return out
 
 
 def _weight_shape(step, constants, i=1):

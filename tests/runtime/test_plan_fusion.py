@@ -1,5 +1,6 @@
-"""Plan passes merging an inverted-residual block and relu(conv + skip) into one step:
-results against torch, what is merged and what is not, and the fallbacks."""
+"""Plan passes merging an inverted-residual block (and blocks in a row) and
+relu(conv + skip) into one step: results against torch, what is merged and what is not,
+and the fallbacks."""
 import mnn.expr as F
 import numpy as np
 import pytest
@@ -53,8 +54,8 @@ def test_blocks_and_residual_relu_match_torch(threads):
         h = _mnn_block(h, p2, 2, False)
         y = F.relu(F.conv2d(h, F.const(wc), F.const(bc), (1, 1), (1, 1)) + h)
         plan = Plan([x], [y])
-        assert _ops(plan) == ["inverted_residual_block", "inverted_residual_block",
-                              "conv2d_add_relu"]
+        # the two blocks in a row are one chain step
+        assert _ops(plan) == ["inverted_residual_chain", "conv2d_add_relu"]
         for _ in range(2):
             data = rng.standard_normal((1, 8, 20, 18)).astype(np.float32)
             t = _torch_block(torch.from_numpy(data), p1, 1, True)
@@ -107,3 +108,61 @@ def test_wrong_input_shape_names_the_conv():
     (got,) = plan.run([np.ones((1, 4, 6, 6), np.float32)])
     want = _torch_block(torch.ones((1, 4, 6, 6)), p, 1, True).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _three_blocks(x, ps):
+    h = _mnn_block(x, ps[0], 1, True)
+    mid = _mnn_block(h, ps[1], 2, False)
+    return mid, _mnn_block(mid, ps[2], 1, True)
+
+
+def _torch_three(data, ps):
+    t = _torch_block(torch.from_numpy(data), ps[0], 1, True)
+    mid = _torch_block(t, ps[1], 2, False)
+    return mid.numpy(), _torch_block(mid, ps[2], 1, True).numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_chain_step_matches_torch(dtype):
+    # float64: the fused kernel does not take it, the step runs block by block
+    rng = np.random.default_rng(3)
+    ps = [_block_weights(rng, 6, 24, 6, dtype), _block_weights(rng, 6, 24, 10, dtype),
+          _block_weights(rng, 10, 30, 10, dtype)]
+    x = F.placeholder([2, 6, 11, 13], dtype=dtype)
+    plan = Plan([x], [_three_blocks(x, ps)[1]])
+    assert _ops(plan) == ["inverted_residual_chain"]
+    for _ in range(2):  # the second run takes the kernel arguments kept by the step
+        data = rng.standard_normal((2, 6, 11, 13)).astype(dtype)
+        (got,) = plan.run([data])
+        want = _torch_three(data, ps)[1]
+        tol = 1e-4 if dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_chain_stops_at_a_block_output_the_plan_returns():
+    rng = np.random.default_rng(4)
+    ps = [_block_weights(rng, 6, 24, 6), _block_weights(rng, 6, 24, 10),
+          _block_weights(rng, 10, 30, 10)]
+    x = F.placeholder([1, 6, 12, 12])
+    mid, y = _three_blocks(x, ps)
+    plan = Plan([x], [y, mid])
+    assert _ops(plan) == ["inverted_residual_chain", "inverted_residual_block"]
+    data = rng.standard_normal((1, 6, 12, 12)).astype(np.float32)
+    got_y, got_mid = plan.run([data])
+    want_mid, want_y = _torch_three(data, ps)
+    np.testing.assert_allclose(got_mid, want_mid, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_y, want_y, rtol=1e-4, atol=1e-4)
+
+
+def test_chain_step_wrong_input_shape_names_the_conv():
+    rng = np.random.default_rng(5)
+    ps = [_block_weights(rng, 6, 24, 6), _block_weights(rng, 6, 24, 10),
+          _block_weights(rng, 10, 30, 10)]
+    x = F.placeholder([1, 6, -1, -1])
+    plan = Plan([x], [_three_blocks(x, ps)[1]])
+    assert _ops(plan) == ["inverted_residual_chain"]
+    with pytest.raises(Exception, match="channels"):
+        plan.run([np.zeros((1, 7, 8, 8), np.float32)])
+    data = rng.standard_normal((1, 6, 8, 9)).astype(np.float32)
+    (got,) = plan.run([data])
+    np.testing.assert_allclose(got, _torch_three(data, ps)[1], rtol=1e-4, atol=1e-4)

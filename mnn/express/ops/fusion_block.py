@@ -24,7 +24,8 @@ from ..runtime import get_thread_number
 from . import nn_common as nc
 from .nn_conv import _packed_weight, _use_direct
 
-__all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs", "run_block"]
+__all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs",
+           "run_block", "run_chain"]
 
 _F32 = np.dtype(np.float32)
 # Project conv Expr -> the prepared weight arguments of its block (run_block), dropped
@@ -203,38 +204,26 @@ def _compute_chain(chain, strides):
     the ops one by one)."""
     first = chain[0][0] if chain[0][0] is not None else chain[0][1]
     x = _value(first.inputs[0])
-    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
-        return False
-    arrays = []
-    for expand, depthwise, project, _ in chain:
-        for expr in (expand, depthwise, project):
-            if expr is None:
-                arrays.append(None)
-                arrays.append(None)
-                continue
-            pair = _conv_arrays(expr)
+    blocks = []
+    for (expand, depthwise, project, add), stride in zip(chain, strides):
+        w1 = b1 = None
+        if expand is not None:
+            pair = _conv_arrays(expand)
             if pair is None:
                 return False  # released upstream: op by op (the ops revive it)
-            arrays.extend(pair)
+            w1, b1 = pair
+        arrays_d, arrays_p = _conv_arrays(depthwise), _conv_arrays(project)
+        if arrays_d is None or arrays_p is None:
+            return False
+        blocks.append((w1, b1, _clamp(expand), arrays_d[0], arrays_d[1], _clamp(depthwise),
+                       stride, arrays_p[0], arrays_p[1], _clamp(project), add is not None))
     last_project = chain[-1][2]
     prepared = _PREPARED.get(last_project)
     if prepared is None:
         prepared = _PREPARED[last_project] = {}
-    # The chain's Exprs (by id: a prepared entry must not hold the graph below its key)
-    # and input shape fix the block structure and image sizes; the arrays, the weights.
-    ids = [id(e) for block in chain for e in block]
-    hit = prepared.get("key")
-    if hit is not None and hit[0] == x.shape and hit[1] == ids and \
-            all(map(operator.is_, hit[2], arrays)):
-        args, out_shape = prepared["args"]
-    else:
-        made = _chain_args(x.shape, chain, strides, arrays)
-        if made is None:
-            return False
-        args, out_shape = made
-        prepared["key"], prepared["args"] = (x.shape, ids, arrays), made
-    y = np.empty(out_shape, np.float32)
-    _kernel.inverted_residual_chain(nc.c_array(x), args, y, get_thread_number())
+    y = run_chain(x, blocks, prepared)
+    if y is None:
+        return False
     members = []
     for expand, depthwise, project, add in chain:
         if expand is not None:
@@ -243,29 +232,65 @@ def _compute_chain(chain, strides):
         members.append(project)
         if add is not None:
             members.append(add)
-    members.pop()  # the last block's final is stored, not skipped
-    chain[-1][3 if chain[-1][3] is not None else 2].store_result(y, members)
+    final = members.pop()  # the last block's final is stored, not skipped
+    final.store_result(y, members)
     return True
 
 
-def _chain_args(x_shape, chain, strides, arrays):
+# Positions of the arrays and of the other arguments in a block of run_chain.
+_ARRAYS = (0, 1, 3, 4, 7, 8)
+_STATIC = (2, 5, 6, 9, 10)
+
+
+def run_chain(x, blocks, prepared=None):
+    """The last block's output of several blocks in a row, each one's output the next
+    one's input, in one kernel call; or None when the arrays do not allow it (as
+    :func:`run_block`). ``blocks``: ``(w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3,
+    clamp3, residual)`` each, as :func:`run_block` takes them.
+
+    ``prepared`` (a dict the caller keeps between runs) holds the kernel arguments for the
+    last input shape, weight arrays and block settings seen."""
+    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
+        return None
+    arrays = [b[i] for b in blocks for i in _ARRAYS]
+    static = tuple([b[i] for b in blocks for i in _STATIC])
+    made = None
+    if prepared is not None:
+        hit = prepared.get("key")
+        if hit is not None and hit[0] == x.shape and hit[1] == static and \
+                len(hit[2]) == len(arrays) and all(map(operator.is_, hit[2], arrays)):
+            made = prepared["args"]
+    if made is None:
+        made = _chain_args(x.shape, blocks)
+        if made is None:
+            return None
+        if prepared is not None:
+            prepared["key"], prepared["args"] = (x.shape, static, arrays), made
+    args, out_shape = made
+    y = np.empty(out_shape, np.float32)
+    _kernel.inverted_residual_chain(nc.c_array(x), args, y, get_thread_number())
+    return y
+
+
+def _chain_args(x_shape, blocks):
     """``(per-block kernel arguments, output shape)`` for
     :func:`mnn._cython.fused_block.inverted_residual_chain`, or None when the weights do
     not make blocks that chain (as :func:`_weight_args`)."""
     n, c, h, w = x_shape
     args = []
-    for k, ((expand, depthwise, project, add), stride) in enumerate(zip(chain, strides)):
-        w1, b1, wd, b2, w3, b3 = arrays[6 * k:6 * k + 6]
+    for w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual in blocks:
+        if stride not in (1, 2):
+            return None
         oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
         weights = _weight_args(w1, b1, wd, b2, w3, b3, h * w, oh * ow)
         if weights is None or weights[-1] != c:
             return None
         pa1, b1, wd9, b2, pa3, b3, direct1, direct3, _ = weights
-        if add is not None and (b3.shape[0], oh, ow) != (c, h, w):
+        if residual and (b3.shape[0], oh, ow) != (c, h, w):
             return None  # the residual is the block's input: shapes must match
         c = b3.shape[0]
-        args.append((pa1, b1, *_clamp(expand), wd9, b2, *_clamp(depthwise), stride, pa3,
-                     b3, *_clamp(project), add is not None, direct1, direct3))
+        args.append((pa1, b1, *clamp1, wd9, b2, *clamp2, stride, pa3, b3, *clamp3,
+                     bool(residual), direct1, direct3))
         h, w = oh, ow
     return args, (n, c, h, w)
 
