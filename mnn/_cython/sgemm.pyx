@@ -39,9 +39,9 @@ cdef extern from "sgemm_kernel.h":
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
-    void mnn_sd_pad_plane(const float* src, Py_ssize_t sr, Py_ssize_t H, Py_ssize_t W,
-                          float* dst, Py_ssize_t hp, Py_ssize_t wp, Py_ssize_t pt,
-                          Py_ssize_t pl) nogil
+    void mnn_sd_pad_rows(const float* src, Py_ssize_t sr, Py_ssize_t H, Py_ssize_t W,
+                         float* dst, Py_ssize_t wp, Py_ssize_t pt, Py_ssize_t pl,
+                         Py_ssize_t r0, Py_ssize_t r1) nogil
     void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
                      Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     void mnn_sd_block(Py_ssize_t M, Py_ssize_t K, const float* pw, const float* x,
@@ -362,7 +362,8 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     hp, wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
     cdef const float[:, :, :, :] xv = x
     cdef float[::1] buf
-    cdef Py_ssize_t plane, xr = x.strides[2] // sizeof(float)
+    cdef Py_ssize_t plane, band, job, xr = x.strides[2] // sizeof(float)
+    cdef Py_ssize_t pad_parts = nthreads if N < nthreads * 4 else 1
     if (hp != H or wp != W or x.strides[2] != <Py_ssize_t>sizeof(float) * W
             or x.strides[1] != <Py_ssize_t>sizeof(float) * H * W or x.strides[0] < 0):
         if pad_scratch is None:
@@ -371,10 +372,16 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
         if buf.shape[0] < N * C * hp * wp:
             raise ValueError(f"sgemm conv: pad scratch of {buf.shape[0]} floats is smaller "
                              f"than the padded input ({N * C * hp * wp})")
+        # Bands of rows of every plane, band b of all planes before band b + 1: the
+        # threads then copy the rows they are about to read (the kernel below splits an
+        # image's pixels, top rows first), not whole planes the other core will read.
         with nogil:
-            for plane in prange(N * C, num_threads=nthreads, schedule="static"):
-                mnn_sd_pad_plane(&x[plane // C, plane % C, 0, 0], xr, H, W,
-                                 &buf[plane * hp * wp], hp, wp, pt, pl)
+            for job in prange(N * C * pad_parts, num_threads=nthreads, schedule="static"):
+                plane = job % (N * C)
+                band = job // (N * C)
+                mnn_sd_pad_rows(&x[plane // C, plane % C, 0, 0], xr, H, W,
+                                &buf[plane * hp * wp], wp, pt, pl, band * hp // pad_parts,
+                                (band + 1) * hp // pad_parts)
         xv = np.asarray(pad_scratch)[:N * C * hp * wp].reshape(N, C, hp, wp)
     # Rows and planes (so every window) are contiguous in xv; images are xn apart.
     cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
@@ -394,7 +401,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     offs = np.empty(K + nthreads * P, np.intp)
     cdef Py_ssize_t[::1] ov = offs
     cdef Py_ssize_t ldc = c.strides[1] // sizeof(float)
-    cdef Py_ssize_t job, n, t, lo_i, hi_i, tid
+    cdef Py_ssize_t n, t, lo_i, hi_i, tid
     cdef float flo = <float>lo, fhi = <float>hi
     with nogil:
         mnn_sd_koff(C, kh, kw, hp * wp, wp, dh, dw, &ov[0])

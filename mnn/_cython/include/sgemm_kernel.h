@@ -396,12 +396,13 @@ static void mnn_sd_pack_w(ptrdiff_t M, ptrdiff_t K, const float *A, ptrdiff_t ld
     }
 }
 
-/* dst (hp x wp, contiguous) <- the H x W plane src (row stride sr) at row pt, column
-   pl, zeros around it (the caller checks hp >= pt + H and wp >= pl + W). */
-static void mnn_sd_pad_plane(const float *src, ptrdiff_t sr, ptrdiff_t H, ptrdiff_t W,
-                             float *dst, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t pt,
-                             ptrdiff_t pl) {
-    for (ptrdiff_t r = 0; r < hp; r++) {
+/* Rows [r0, r1) of dst (hp x wp, contiguous) <- the H x W plane src (row stride sr) at
+   row pt, column pl, zeros around it (the caller checks hp >= pt + H, wp >= pl + W and
+   0 <= r0 <= r1 <= hp). */
+static void mnn_sd_pad_rows(const float *src, ptrdiff_t sr, ptrdiff_t H, ptrdiff_t W,
+                            float *dst, ptrdiff_t wp, ptrdiff_t pt, ptrdiff_t pl,
+                            ptrdiff_t r0, ptrdiff_t r1) {
+    for (ptrdiff_t r = r0; r < r1; r++) {
         float *d = dst + r * wp;
         if (r < pt || r >= pt + H) {
             for (ptrdiff_t q = 0; q < wp; q++) d[q] = 0.0f;
