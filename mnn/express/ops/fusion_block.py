@@ -256,16 +256,18 @@ def run_chain(x, blocks, prepared=None):
     static = tuple([b[i] for b in blocks for i in _STATIC])
     made = None
     if prepared is not None:
-        hit = prepared.get("key")
+        # Entries of their own: the same project Expr may end a lone block in one plan
+        # (run_block's "key"/"args") and a chain in another.
+        hit = prepared.get("chain_key")
         if hit is not None and hit[0] == x.shape and hit[1] == static and \
                 len(hit[2]) == len(arrays) and all(map(operator.is_, hit[2], arrays)):
-            made = prepared["args"]
+            made = prepared["chain_args"]
     if made is None:
         made = _chain_args(x.shape, blocks)
         if made is None:
             return None
         if prepared is not None:
-            prepared["key"], prepared["args"] = (x.shape, static, arrays), made
+            prepared["chain_key"], prepared["chain_args"] = (x.shape, static, arrays), made
     args, out_shape = made
     y = np.empty(out_shape, np.float32)
     _kernel.inverted_residual_chain(nc.c_array(x), args, y, get_thread_number())

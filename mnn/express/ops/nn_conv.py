@@ -120,9 +120,9 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
     bias = nc.c_array(arrays[2]) if len(arrays) == 3 else None
     # Everything the kernel choice and geometry depend on (never the values): a model run
     # over and over finds its plan here instead of deriving it again per call.
-    key = (x.shape, x.dtype, w.shape, w.dtype, bias is None, *strides, *pads, *dilations,
-           group, padding_mode, None if clamp is None else (clamp[0], clamp[1]),
-           get_thread_number())
+    key = (x.shape, x.dtype, w.shape, w.dtype, bias is None, tuple(strides), tuple(pads),
+           tuple(dilations), group, padding_mode,
+           None if clamp is None else (clamp[0], clamp[1]), get_thread_number())
     run = _CONV_PLANS.get(key)
     if run is None:
         run = _conv2d_plan(x.shape, x.dtype, w.shape, strides, pads, dilations, group,

@@ -389,3 +389,27 @@ def test_block_output_inside_a_chain_is_recomputed_when_read_later():
     np.testing.assert_allclose(inner.read(), want, **_tol(want))
     np.testing.assert_allclose(y.read(), _torch_stage(data, STAGE, weights),
                                **_tol(want))
+
+
+def test_project_ending_a_lone_block_then_a_chain():
+    # The first plan (block 0's output held, the shape then changed) runs block 1 alone;
+    # the next one (nothing held, after another resize) chains both: the prepared
+    # arguments of one must not be taken for the other's.
+    rng = np.random.default_rng(14)
+    stage = STAGE[1:3]
+    weights = _stage_weights(rng, stage)
+    xp = F.placeholder([1, 6, 9, 9])
+    outs = []
+    y = _graph_stage(xp, stage, weights, keep=outs)
+    held = outs[0]
+    del outs
+    for shape, hold in (((1, 6, 9, 9), True), ((1, 6, 11, 7), True), ((1, 6, 8, 8), False)):
+        if tuple(xp.shape) != shape:
+            xp.resize(list(shape))
+        if not hold:
+            held = None
+        data = rng.standard_normal(shape).astype(np.float32)
+        xp.write(data)
+        want = _torch_stage(data, stage, weights)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    assert held is None
