@@ -6,7 +6,7 @@ and run many times, so here the steps themselves are rewritten once:
 
 * an inverted-residual block (1x1 conv, depthwise 3x3 conv, 1x1 conv, optionally plus
   the block's input) becomes one ``inverted_residual_block`` step, computed band by band
-  by :func:`mnn.express.ops.fusion_block.run_block`;
+  by :func:`mnn.express.ops.fusion_block.run_chain` (a chain of one);
 * blocks in a row, each one's output read only by the next, then become one
   ``inverted_residual_chain`` step (:func:`mnn.express.ops.fusion_block.run_chain`: one
   kernel call for all of them);
@@ -80,7 +80,7 @@ def _block_args(arrays, parts):
 
 
 def _block_compute(arrays, parts):
-    y = fusion_block.run_block(arrays[0], *_block_args(arrays[1:], parts))
+    y = fusion_block.run_chain(arrays[0], [_block_args(arrays[1:], parts)])
     return y if y is not None else _walk_chain(parts, arrays, _compute_step)
 
 

@@ -2,9 +2,11 @@
 
 The chain ``conv2d`` 1x1 (expand, optional) -> depthwise ``conv2d`` 3x3 (pads 1, stride 1
 or 2) -> ``conv2d`` 1x1 (project), optionally followed by an ``add`` of the block's input,
-is computed band by band by :func:`mnn._cython.fused_block.inverted_residual`: the
-expanded and depthwise images (up to six times the input's channels) stay in cache
-instead of going to memory and back, and three or four ops cost one call.
+is computed band by band by the kernel of :mod:`mnn._cython.fused_block`: the expanded
+and depthwise images (up to six times the input's channels) stay in cache instead of
+going to memory and back, and three or four ops cost one call. Blocks in a row, each
+one's output read only by the next, are one call too (:class:`Chain`): no Python runs
+between them and their outputs go to two scratch images.
 
 A chain is fused only when nothing else can read its intermediate values (their Vars
 are referenced only by the next op of the chain, as :mod:`.fusion` checks for a product)
@@ -25,11 +27,11 @@ from . import nn_common as nc
 from .nn_conv import _packed_weight, _use_direct
 
 __all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs",
-           "run_block", "run_chain"]
+           "run_chain"]
 
 _F32 = np.dtype(np.float32)
-# Project conv Expr -> the prepared weight arguments of its block (run_block), dropped
-# with the graph.
+# Last project conv Expr of a block or chain -> its prepared kernel arguments
+# (run_chain), dropped with the graph.
 _PREPARED = weakref.WeakKeyDictionary()
 # References to an intermediate Var held only by the graph: its one consumer's inputs
 # list, the caller's loop variable, this function's argument and getrefcount's own.
@@ -114,11 +116,10 @@ class Block:
         the same order, from positions in it (keeps no Exprs)."""
         at = [None if e is None else position[id(e)]
               for e in (self.expand, self.depthwise, self.project, self.add)]
-        stride = self.stride
+        strides = [self.stride]
 
         def run(order):
-            e, d, p, a = [None if i is None else order[i] for i in at]
-            return _compute(e, d, p, a, stride)
+            return _compute_chain([[None if i is None else order[i] for i in at]], strides)
         return run
 
     def block_input(self):
@@ -128,39 +129,8 @@ class Block:
     def compute(self):
         """Compute ``final`` in one kernel call; False when the arrays do not allow it
         (then the caller computes the ops one by one)."""
-        return _compute(self.expand, self.depthwise, self.project, self.add, self.stride)
-
-
-def _compute(expand, depthwise, project, add, stride):
-    """:meth:`Block.compute` from the chain's Exprs (a function: a model run calls it for
-    every block, and building a Block each time cost a tenth of a small block's time)."""
-    first = expand if expand is not None else depthwise
-    x = _value(first.inputs[0])
-    w1 = b1 = None
-    if expand is not None:
-        arrays = _conv_arrays(expand)
-        if arrays is None:
-            return False  # a weight or bias released upstream: op by op (they revive it)
-        w1, b1 = arrays
-    arrays_d, arrays_p = _conv_arrays(depthwise), _conv_arrays(project)
-    if x is None or arrays_d is None or arrays_p is None:
-        return False
-    prepared = _PREPARED.get(project)
-    if prepared is None:
-        prepared = _PREPARED[project] = {}
-    y = run_block(x, w1, b1, _clamp(expand), arrays_d[0], arrays_d[1], _clamp(depthwise),
-                  stride, arrays_p[0], arrays_p[1], _clamp(project), add is not None,
-                  prepared)
-    if y is None:
-        return False
-    if add is None:
-        members = (expand, depthwise) if expand is not None else (depthwise,)
-        project.store_result(y, members)
-    else:
-        members = (expand, depthwise, project) if expand is not None else \
-            (depthwise, project)
-        add.store_result(y, members)
-    return True
+        return _compute_chain([[self.expand, self.depthwise, self.project, self.add]],
+                              [self.stride])
 
 
 class Chain:
@@ -199,9 +169,11 @@ class Chain:
 
 
 def _compute_chain(chain, strides):
-    """:meth:`Chain.compute` from each block's ``[expand, depthwise, project, add]``
-    Exprs; False when the arrays do not allow the fused kernel (then the caller computes
-    the ops one by one)."""
+    """:meth:`Chain.compute` (and :meth:`Block.compute`, a chain of one) from each
+    block's ``[expand, depthwise, project, add]`` Exprs; False when the arrays do not
+    allow the fused kernel (then the caller computes the ops one by one). A function:
+    a model run calls it for every chain, and building objects per call cost a tenth of
+    a small block's time."""
     first = chain[0][0] if chain[0][0] is not None else chain[0][1]
     x = _value(first.inputs[0])
     blocks = []
@@ -243,31 +215,34 @@ _STATIC = (2, 5, 6, 9, 10)
 
 
 def run_chain(x, blocks, prepared=None):
-    """The last block's output of several blocks in a row, each one's output the next
-    one's input, in one kernel call; or None when the arrays do not allow it (as
-    :func:`run_block`). ``blocks``: ``(w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3,
-    clamp3, residual)`` each, as :func:`run_block` takes them.
+    """The last block's output of one block or several in a row (each one's output the
+    next one's input) in one kernel call, or None when the arrays do not allow the fused
+    kernel (released upstream, not float32, not 4-D, channels that do not chain).
+
+    ``blocks``: ``(w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual)``
+    each: ``w1``/``b1`` None without an expand conv, a bias None for zeros, a clamp
+    ``(lo, hi)``, ``residual`` whether the block adds its input.
 
     ``prepared`` (a dict the caller keeps between runs) holds the kernel arguments for the
-    last input shape, weight arrays and block settings seen."""
+    last input shape, weight arrays and block settings seen: the same arrays again (a
+    model run over and over) skip the checks, the packed-weight lookups and the
+    conversions."""
     if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
         return None
     arrays = [b[i] for b in blocks for i in _ARRAYS]
     static = tuple([b[i] for b in blocks for i in _STATIC])
     made = None
     if prepared is not None:
-        # Entries of their own: the same project Expr may end a lone block in one plan
-        # (run_block's "key"/"args") and a chain in another.
-        hit = prepared.get("chain_key")
+        hit = prepared.get("key")
         if hit is not None and hit[0] == x.shape and hit[1] == static and \
                 len(hit[2]) == len(arrays) and all(map(operator.is_, hit[2], arrays)):
-            made = prepared["chain_args"]
+            made = prepared["args"]
     if made is None:
         made = _chain_args(x.shape, blocks)
         if made is None:
             return None
         if prepared is not None:
-            prepared["chain_key"], prepared["chain_args"] = (x.shape, static, arrays), made
+            prepared["key"], prepared["args"] = (x.shape, static, arrays), made
     args, out_shape = made
     y = np.empty(out_shape, np.float32)
     _kernel.inverted_residual_chain(nc.c_array(x), args, y, get_thread_number())
@@ -297,47 +272,9 @@ def _chain_args(x_shape, blocks):
     return args, (n, c, h, w)
 
 
-def run_block(x, w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual,
-              prepared=None):
-    """The block's output from its arrays (``w1``/``b1`` None: no expand; a bias None:
-    zeros; a clamp ``(lo, hi)``), or None when they do not allow the fused kernel
-    (released upstream, not float32, not 4-D, channels that do not chain).
-
-    ``prepared`` (a dict the caller keeps between runs of one block) holds the kernel's
-    weight arguments for the last weight arrays seen: the same arrays again (a model run
-    over and over) skip the checks, the packed-weight lookups and the conversions."""
-    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
-        return None
-    n, _, h, w = x.shape
-    oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
-    # The image size is part of the key: it picks the kernel of each 1x1 conv.
-    key = (w1, b1, wd, b2, w3, b3, h * w, oh * ow)
-    args = None
-    if prepared is not None:
-        hit = prepared.get("key")
-        if hit is not None and hit[0] is w1 and hit[1] is b1 and hit[2] is wd and \
-                hit[3] is b2 and hit[4] is w3 and hit[5] is b3 and hit[6:] == key[6:]:
-            args = prepared["args"]
-    if args is None:
-        args = _weight_args(w1, b1, wd, b2, w3, b3, h * w, oh * ow)
-        if args is None:
-            return None
-        if prepared is not None:
-            prepared["key"], prepared["args"] = key, args
-    if x.shape[1] != args[-1]:
-        return None
-    pa1, b1, wd9, b2, pa3, b3, direct1, direct3, _ = args
-    x = nc.c_array(x)
-    y = np.empty((n, b3.shape[0], oh, ow), np.float32)
-    _kernel.inverted_residual(x, pa1, b1, *clamp1, wd9, b2, *clamp2, stride, pa3, b3,
-                              *clamp3, x if residual else None, y, get_thread_number(),
-                              direct1, direct3)
-    return y
-
-
 def _weight_args(w1, b1, wd, b2, w3, b3, pixels_in, pixels_out):
-    """``(pa1, b1, wd as (Ce, 9), b2, pa3, b3, direct1, direct3, input channels)`` for
-    :func:`mnn._cython.fused_block.inverted_residual`, or None when the weights do not
+    """``(pa1, b1, wd as (Ce, 9), b2, pa3, b3, direct1, direct3, input channels)`` of one
+    block for :func:`mnn._cython.fused_block.inverted_residual_chain`, or None when the weights do not
     make a block (not float32 arrays, not 4-D, channels that do not chain). Each 1x1 conv
     runs the kernel conv2d would pick for it (``nn_conv._use_direct``: the direct one for
     deep K, or moderate K on small images)."""

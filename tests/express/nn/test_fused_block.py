@@ -180,13 +180,13 @@ def test_planner_finds_the_chain_and_skips_held_intermediates(monkeypatch):
     xp = F.placeholder([1, 8, 9, 9])
     xp.write(rng.standard_normal((1, 8, 9, 9)).astype(np.float32))
     calls = []
-    original = fusion_block._compute
-    # (expand, depthwise, project, add, stride) of each fused run
-    monkeypatch.setattr(fusion_block, "_compute",
-                        lambda *chain: calls.append(chain) or original(*chain))
+    original = fusion_block._compute_chain
+    # each fused run's blocks, as [expand, depthwise, project, add] Exprs
+    monkeypatch.setattr(fusion_block, "_compute_chain",
+                        lambda chain, strides: calls.append(chain) or original(chain, strides))
     y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 1, True)
     y.read()
-    assert len(calls) == 1 and calls[0][3] is y.expr
+    assert len(calls) == 1 and len(calls[0]) == 1 and calls[0][0][3] is y.expr
     # The same block with its depthwise output held by the user: nothing fused, and the
     # held value is there to read.
     calls.clear()
@@ -210,7 +210,8 @@ def test_released_member_is_recomputed_when_read_later():
 
 def test_other_paddings_and_float64_are_not_fused(monkeypatch):
     calls = []
-    monkeypatch.setattr(fusion_block, "_compute", lambda *chain: calls.append(chain))
+    monkeypatch.setattr(fusion_block, "_compute_chain",
+                        lambda chain, strides: calls.append(chain))
     rng = np.random.default_rng(5)
     w1, b1, wd, b2, w3, b3 = _weights(rng, 4, 8, 4, True)
     x = F.const(rng.standard_normal((1, 4, 7, 7)).astype(np.float32))
