@@ -465,11 +465,13 @@ static inline void mnn_sd_store16(const __m512 *a, float *C, ptrdiff_t ldc, int 
 /* One tile: 32 channels (pw: this slab, k-major) x np <= NPW pixels whose input offsets
    are po[0..np-1]; C rows of this slab (row stride ldc), `rows` of them valid. NPW (8, or
    7 for the 7x7 .. 112x112 images whose pixel counts are multiples of 7 but not 8) is a
-   constant at each call, so the pixel loops unroll. */
+   constant at each call, so the pixel loops unroll. With PF (a constant too) the k-th
+   step also asks for the k-th step of the slab at `next` (the same offsets), so that a
+   slab streaming in from memory arrives while this one computes. */
 static inline __attribute__((always_inline)) void mnn_sd_tile(
-        const int NPW, ptrdiff_t K, const float *pw, const float *x, const ptrdiff_t *koff,
-        const ptrdiff_t *po, int np, float *C, ptrdiff_t ldc, int rows, const float *bias,
-        float lo, float hi) {
+        const int NPW, const int PF, ptrdiff_t K, const float *pw, const float *x,
+        const ptrdiff_t *koff, const ptrdiff_t *po, int np, float *C, ptrdiff_t ldc,
+        int rows, const float *bias, float lo, float hi, const float *next) {
     __m512 a0[MNN_SD_N], a1[MNN_SD_N];
     const float *p[MNN_SD_N];
 #pragma GCC unroll 8
@@ -481,6 +483,10 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
     for (ptrdiff_t k = 0; k < K; k++) {
         __m512 w0 = _mm512_loadu_ps(pw);
         __m512 w1 = _mm512_loadu_ps(pw + 16);
+        if (PF) {
+            _mm_prefetch((const char *)(next + k * MNN_SD_M), _MM_HINT_T1);
+            _mm_prefetch((const char *)(next + k * MNN_SD_M + 16), _MM_HINT_T1);
+        }
         ptrdiff_t o = koff[k];
 #pragma GCC unroll 8
         for (int r = 0; r < NPW; r++) {
@@ -527,10 +533,19 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
         float *c = C + s * MNN_SD_M * ldc + n;
         const float *b = bias + s * MNN_SD_M;
         int np = P - n < npw ? (int)(P - n) : npw;
-        if (npw == 7)
-            mnn_sd_tile(7, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi);
+        /* A slab's first use in this range fetches the next slab's weights ahead: in a
+           model run they come from memory (a tile-major range visits every slab in its
+           first `slabs` units, a slab-major one in each slab's first tile). */
+        int first = tile_major ? u - u0 < slabs : (u == u0 || n == 0);
+        const float *next = first && s + 1 < slabs ? w + K * MNN_SD_M : NULL;
+        if (npw == 7 && next)
+            mnn_sd_tile(7, 1, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, next);
+        else if (npw == 7)
+            mnn_sd_tile(7, 0, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, w);
+        else if (next)
+            mnn_sd_tile(8, 1, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, next);
         else
-            mnn_sd_tile(8, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi);
+            mnn_sd_tile(8, 0, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, w);
     }
 }
 #else
