@@ -103,11 +103,13 @@ static void mnn_sg_pack_b(ptrdiff_t kc, ptrdiff_t ncols, const float *B, ptrdiff
 
 /* One MR x NR tile: acc = pa (kc x MR) ^T pb (kc x NR); then the first `rows` rows and
    `cols` columns of C (row stride ldc) get acc (+ old C when accumulate) and, when
-   last, + bias[r] clamped to [lo, hi]. */
+   last, + bias[r] clamped to [lo, hi]. mnn_sg_tile_prefetch also asks, at each step,
+   for the B row pf_off floats ahead (a B panel that streams in from memory next). */
 #if defined(__AVX512F__)
-static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, float *C,
-                               ptrdiff_t ldc, int rows, int cols, int accumulate, int last,
-                               const float *bias, float lo, float hi) {
+static inline __attribute__((always_inline)) void mnn_sg_tile_core(
+        const int PF, ptrdiff_t pf_off, ptrdiff_t kc, const float *pa, const float *pb,
+        float *C, ptrdiff_t ldc, int rows, int cols, int accumulate, int last,
+        const float *bias, float lo, float hi) {
     __m512 a0[MNN_SG_MR], a1[MNN_SG_MR];
 #pragma GCC unroll 8
     for (int r = 0; r < MNN_SG_MR; r++) {
@@ -117,6 +119,10 @@ static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, f
     for (ptrdiff_t k = 0; k < kc; k++) {
         __m512 b0 = _mm512_loadu_ps(pb);
         __m512 b1 = _mm512_loadu_ps(pb + 16);
+        if (PF) {
+            _mm_prefetch((const char *)(pb + pf_off), _MM_HINT_T1);
+            _mm_prefetch((const char *)(pb + pf_off + 16), _MM_HINT_T1);
+        }
 #pragma GCC unroll 8
         for (int r = 0; r < MNN_SG_MR; r++) {
             __m512 a = _mm512_set1_ps(pa[r]);
@@ -147,6 +153,20 @@ static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, f
         _mm512_mask_storeu_ps(c, m0, x0);
         _mm512_mask_storeu_ps(c + 16, m1, x1);
     }
+}
+
+static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, float *C,
+                               ptrdiff_t ldc, int rows, int cols, int accumulate, int last,
+                               const float *bias, float lo, float hi) {
+    mnn_sg_tile_core(0, 0, kc, pa, pb, C, ldc, rows, cols, accumulate, last, bias, lo, hi);
+}
+
+static inline void mnn_sg_tile_prefetch(ptrdiff_t pf_off, ptrdiff_t kc, const float *pa,
+                                        const float *pb, float *C, ptrdiff_t ldc, int rows,
+                                        int cols, int accumulate, int last,
+                                        const float *bias, float lo, float hi) {
+    mnn_sg_tile_core(1, pf_off, kc, pa, pb, C, ldc, rows, cols, accumulate, last, bias, lo,
+                     hi);
 }
 #else
 static inline void mnn_sg_store(const float *acc, float *C, ptrdiff_t ldc, int rows,
@@ -216,6 +236,14 @@ static inline void mnn_sg_tile(ptrdiff_t kc, const float *pa, const float *pb, f
     mnn_sg_store(acc, C, ldc, rows, cols, accumulate, last, bias, lo, hi);
 }
 #endif
+/* Without AVX-512 the prefetching variant is the plain tile. */
+static inline void mnn_sg_tile_prefetch(ptrdiff_t pf_off, ptrdiff_t kc, const float *pa,
+                                        const float *pb, float *C, ptrdiff_t ldc, int rows,
+                                        int cols, int accumulate, int last,
+                                        const float *bias, float lo, float hi) {
+    (void)pf_off;
+    mnn_sg_tile(kc, pa, pb, C, ldc, rows, cols, accumulate, last, bias, lo, hi);
+}
 #endif
 
 /* A convolution whose im2col matrix is B, for packing B straight from the image (no

@@ -326,10 +326,17 @@ static void mnn_wg_gemm(int P, ptrdiff_t C, ptrdiff_t S, ptrdiff_t groups, const
                 for (ptrdiff_t g = 0; g < groups; g++) {
                     /* last = 0: no bias or clamp here (the output transform adds them);
                        the bias pointer is then never read. */
-                    mnn_sg_tile(kc, V + ((k * groups + g) * C + c0) * MNN_SG_MR,
-                                ub + c0 * MNN_SG_NR,
-                                M + (k * rows + g * MNN_SG_MR) * ldm + j * MNN_SG_NR, ldm,
-                                MNN_SG_MR, MNN_SG_NR, c0 > 0, 0, ub, 0.0f, 0.0f);
+                    const float *va = V + ((k * groups + g) * C + c0) * MNN_SG_MR;
+                    float *mc = M + (k * rows + g * MNN_SG_MR) * ldm + j * MNN_SG_NR;
+                    /* The strip's first use asks for the next strip (contiguous in Ub): in
+                       a model run the transformed weights stream in from memory. */
+                    if (g == 0 && j + 1 < j1)
+                        mnn_sg_tile_prefetch(C * MNN_SG_NR, kc, va, ub + c0 * MNN_SG_NR, mc,
+                                             ldm, MNN_SG_MR, MNN_SG_NR, c0 > 0, 0, ub, 0.0f,
+                                             0.0f);
+                    else
+                        mnn_sg_tile(kc, va, ub + c0 * MNN_SG_NR, mc, ldm, MNN_SG_MR,
+                                    MNN_SG_NR, c0 > 0, 0, ub, 0.0f, 0.0f);
                 }
             }
         }
