@@ -414,3 +414,21 @@ def test_project_ending_a_lone_block_then_a_chain():
         want = _torch_stage(data, stage, weights)
         np.testing.assert_allclose(y.read(), want, **_tol(want))
     assert held is None
+
+
+def test_block_whose_expand_weight_is_computed_in_the_graph():
+    # The weight is an op's value (released after each run, like any graph-only value):
+    # the next run computes it again before the fused block reads it.
+    rng = np.random.default_rng(15)
+    w1, b1, wd, b2, w3, b3 = _weights(rng, 8, 8, 8, True)
+    wp = F.placeholder([8, 8, 1, 1])
+    wp.write(w1 / 2)
+    xp = F.placeholder([1, 8, 9, 9])
+    h = F.conv2d(xp, wp * 2.0, F.const(b1), (1, 1), (0, 0), activation="relu6")
+    h = F.conv2d(h, F.const(wd), F.const(b2), (1, 1), (1, 1), group=8, activation="relu6")
+    y = xp + F.conv2d(h, F.const(w3), F.const(b3), (1, 1), (0, 0))
+    for _ in range(3):
+        data = rng.standard_normal((1, 8, 9, 9)).astype(np.float32)
+        xp.write(data)
+        want = _torch_block(data, w1, b1, wd, b2, w3, b3, 1, True)
+        np.testing.assert_allclose(y.read(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
