@@ -90,6 +90,7 @@ ctypedef struct _block_run:
     mnn_fb_geom g
     Py_ssize_t N, parts, per, threads, po_size, pb_size, e_size, d_size, copies
     bint split
+    bint residual  # in a chain: the block adds its input
 
 
 cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ssize_t W,
@@ -153,6 +154,7 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
     b.e_size = Ce * H * W if b.split else mnn_fb_ebuf_size(g)
     b.d_size = Ce * g.OH * g.OW if b.split else mnn_fb_dbuf_size(g)
     b.copies = 1 if b.split else b.threads
+    b.residual = False  # set by a chain
     return 0
 
 
@@ -258,8 +260,7 @@ def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, 
     if runs == NULL:
         raise MemoryError()
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
-    cdef Py_ssize_t i, ints = 0, floats = 0, koffs = 0, image = 0, size
-    cdef bint residual
+    cdef Py_ssize_t i, ints = 0, floats = 0, koffs = 0, image = 0
     cdef list keep = []  # the memoryviews _setup took pointers from, alive until the end
     try:
         for i in range(count):
@@ -271,6 +272,7 @@ def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, 
                        pa3, b3, lo3, hi3, nthreads, direct1, direct3)
             except ValueError as exc:
                 raise ValueError(f"block {i} of the chain: {exc}") from None
+            runs[i].residual = bool(residual)
             if residual and (runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW) != (C, H, W):
                 raise ValueError(f"fused block chain: block {i} adds its input {(C, H, W)} "
                                  f"to an output of {(runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW)}")
@@ -289,21 +291,17 @@ def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, 
         # The outputs between blocks: two images used in turn (block i reads one while
         # writing the other), apart from the kernel scratch above.
         mid_arr = _workspace("chain", max(2 * image, 1), np.float32)
-        _run_chain(runs, count, blocks, &x[0, 0, 0, 0], &y[0, 0, 0, 0], iw_arr, fw_arr,
-                   mid_arr, image)
+        _run_chain(runs, count, &x[0, 0, 0, 0], &y[0, 0, 0, 0], iw_arr, fw_arr, mid_arr,
+                   image)
     finally:
         PyMem_Free(runs)
 
 
-cdef void _run_chain(_block_run* runs, Py_ssize_t count, blocks, const float* x, float* y,
+cdef void _run_chain(_block_run* runs, Py_ssize_t count, const float* x, float* y,
                      Py_ssize_t[::1] iw, float[::1] fw, float[::1] mid,
-                     Py_ssize_t image) except *:
+                     Py_ssize_t image) noexcept:
     cdef Py_ssize_t i, koff = 0
-    cdef char* residual = <char*>PyMem_Malloc(count)
-    if residual == NULL:
-        raise MemoryError()
     for i in range(count):
-        residual[i] = bool(blocks[i][13])
         _set_koff(&runs[i], &iw[koff])
         koff += runs[i].g.Cin + runs[i].g.Ce
     cdef const float* src = x
@@ -311,11 +309,8 @@ cdef void _run_chain(_block_run* runs, Py_ssize_t count, blocks, const float* x,
     cdef float* buffers[2]
     buffers[0] = &mid[0]
     buffers[1] = &mid[0] + image
-    try:
-        with nogil:
-            for i in range(count):
-                dst = y if i + 1 == count else buffers[i % 2]
-                _run(&runs[i], src, src if residual[i] else NULL, dst, &iw[koff], &fw[0])
-                src = dst
-    finally:
-        PyMem_Free(residual)
+    with nogil:
+        for i in range(count):
+            dst = y if i + 1 == count else buffers[i % 2]
+            _run(&runs[i], src, src if runs[i].residual else NULL, dst, &iw[koff], &fw[0])
+            src = dst

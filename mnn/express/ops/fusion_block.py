@@ -114,23 +114,16 @@ class Block:
     def runner(self, position):
         """``run(order) -> bool``: this block's :meth:`compute` for a later evaluation of
         the same order, from positions in it (keeps no Exprs)."""
-        at = [None if e is None else position[id(e)]
-              for e in (self.expand, self.depthwise, self.project, self.add)]
-        strides = [self.stride]
-
-        def run(order):
-            return _compute_chain([[None if i is None else order[i] for i in at]], strides)
-        return run
+        return Chain([self]).runner(position)
 
     def block_input(self):
         first = self.expand if self.expand is not None else self.depthwise
         return first.inputs[0]
 
     def compute(self):
-        """Compute ``final`` in one kernel call; False when the arrays do not allow it
-        (then the caller computes the ops one by one)."""
-        return _compute_chain([[self.expand, self.depthwise, self.project, self.add]],
-                              [self.stride])
+        """Compute ``final`` in one kernel call (a chain of one); False when the arrays do
+        not allow it (then the caller computes the ops one by one)."""
+        return Chain([self]).compute()
 
 
 class Chain:
