@@ -16,6 +16,7 @@ from ..express import graph as _graph
 from ..express.ops import elementwise as ew
 from ..express.ops import reduce as red
 from ..express.ops.linalg import matmul
+from ..express.ops.nn_activation import relu
 from ..express.ops.selection import select
 from ..express.optable import all_ops
 from .mapping import datatype_of, decoder, dtype_of, encoder, file_dtype
@@ -111,8 +112,16 @@ def _decode_binary(ctx, op, inputs):
     out = _decode_binary_op(ctx, op, inputs)
     # MNN's converter fuses a ReLU that follows the op into it (activationType 1).
     if (ctx.param(op, "BinaryOp").get("activationType") or 0) == 1:
-        out = [ew.maximum(v, 0) for v in out]
+        out = [_fused_relu(v) for v in out]
     return out
+
+
+def _fused_relu(v):
+    # A relu op, not maximum(v, 0) (the same values for numbers): the engine and the
+    # plans fuse relu(conv + skip), a ResNet block's ending, into one pass.
+    if _static_kind(v) in ("f", "i", "u"):
+        return relu(v)
+    return ew.maximum(v, 0)
 
 
 def _decode_binary_op(ctx, op, inputs):

@@ -14,6 +14,7 @@ from runtime_models import (
     elementwise_model,
     if_model,
     loop_model,
+    residual_model,
     shape_chain_model,
 )
 
@@ -23,7 +24,8 @@ def wheel_models(tmp_path_factory):
     """name -> (onnx path, mnn path), converted lazily by the wheel."""
     root = tmp_path_factory.mktemp("wheel_models")
     makers = {"elementwise": elementwise_model, "add_relu": add_relu_model, "if": if_model,
-              "loop": loop_model, "conv": conv_model, "shape_chain": shape_chain_model}
+              "loop": loop_model, "conv": conv_model, "shape_chain": shape_chain_model,
+              "residual": residual_model}
     cache = {}
 
     def get(name):

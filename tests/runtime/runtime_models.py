@@ -69,6 +69,22 @@ def add_relu_model():
     return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
 
 
+def residual_model():
+    """y = relu(conv3x3(x) + x), a ResNet block's ending: the converter fuses the ReLU
+    into the Add's BinaryOp."""
+    _, h, T, nh = _onnx()
+    rng = np.random.default_rng(2)
+    w = (rng.standard_normal((4, 4, 3, 3)) * 0.3).astype(f32)
+    b = rng.standard_normal(4).astype(f32) * 0.1
+    g = h.make_graph(
+        [h.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         h.make_node("Add", ["c", "x"], ["a"]), h.make_node("Relu", ["a"], ["y"])], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 6, 5])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 6, 5])],
+        [nh.from_array(w, "w"), nh.from_array(b, "b")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
 def shape_chain_model():
     """y = reshape(x, [shape(x)[0], -1]) * 2 for x [1, 3, 4]: a shape chain the reader
     computes for the declared input shape."""

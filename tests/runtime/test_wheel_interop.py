@@ -35,6 +35,17 @@ def test_fused_binary_relu_matches_wheel(wheel_models):
     np.testing.assert_allclose(_ours(path).forward(x).read(), want, rtol=1e-6)
 
 
+def test_fused_residual_relu_is_one_plan_step_and_matches_wheel(wheel_models):
+    # The BinaryOp's fused ReLU loads as a relu, so the plan merges relu(conv + x).
+    _, path = wheel_models("residual")
+    x = RNG.standard_normal((1, 4, 6, 5)).astype(f32)
+    want = wheel_module_outputs(path, [x])[0]
+    for threads in (1, 2):
+        m = _ours(path, thread_num=threads)
+        np.testing.assert_allclose(m.forward(x).read(), want, rtol=1e-5, atol=1e-6)
+        assert [s.op.name for s in m.plan.steps] == ["conv2d_add_relu"]
+
+
 def test_named_inputs_outputs_and_info_match_wheel(wheel_models):
     MNN = pytest.importorskip("MNN")
     _, path = wheel_models("elementwise")
