@@ -50,6 +50,12 @@ cdef extern from "sgemm_kernel.h":
                       int npw, int tile_major, Py_ssize_t* po, const float* bias, float lo,
                       float hi) nogil
 
+cdef extern from "gemv_kernel.h":
+    void mnn_gv_rows(const float* W, Py_ssize_t ldw, Py_ssize_t K, const float* x,
+                     Py_ssize_t ldx, Py_ssize_t N, float* y, Py_ssize_t ldy,
+                     const float* bias, float lo, float hi, Py_ssize_t r0,
+                     Py_ssize_t r1) nogil
+
 
 def info():
     """``(isa, MR, NR, KC, NC)``: the instruction set and tile sizes compiled in."""
@@ -415,3 +421,31 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
                 mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], P, ow,
                              sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw, tile_major,
                              &ov[K + tid * P], &bias[0], flo, fhi)
+
+
+def dense_rows(const float[:, ::1] w, const float[:, ::1] x, float[:, ::1] y,
+               const float[::1] bias, double lo=-INFINITY, double hi=INFINITY,
+               int nthreads=1):
+    """``y = clip(x @ w.T + bias, lo, hi)`` for a few input rows (include/gemv_kernel.h):
+    ``w`` is ``(O, K)``, ``x`` ``(N, K)``, ``y`` ``(N, O)``. The threads split the weight
+    rows, each streaming its block of the weight from memory once for all ``N`` rows."""
+    cdef Py_ssize_t O = w.shape[0], K = w.shape[1], N = x.shape[0]
+    if x.shape[1] != K or y.shape[0] != N or y.shape[1] != O or bias.shape[0] != O:
+        raise ValueError(f"dense_rows: weight {list(np.shape(w))}, input "
+                         f"{list(np.shape(x))}, output {list(np.shape(y))} and bias "
+                         f"[{bias.shape[0]}] do not match")
+    if nthreads < 1:
+        raise ValueError("dense_rows: nthreads must be >= 1")
+    if O == 0 or N == 0:
+        return
+    # Blocks of a multiple of four rows (the kernel's row block) per thread.
+    cdef Py_ssize_t per = ((O + nthreads - 1) // nthreads + 3) // 4 * 4
+    cdef Py_ssize_t parts = (O + per - 1) // per, t, r0, r1
+    cdef float flo = <float>lo, fhi = <float>hi
+    cdef const float* wp = &w[0, 0] if K > 0 else NULL
+    cdef const float* xp = &x[0, 0] if K > 0 else NULL
+    with nogil:
+        for t in prange(parts, num_threads=nthreads, schedule="static"):
+            r0 = t * per
+            r1 = r0 + per if r0 + per < O else O
+            mnn_gv_rows(wp, K, K, xp, K, N, &y[0, 0], O, &bias[0], flo, fhi, r0, r1)

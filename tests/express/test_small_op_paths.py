@@ -61,6 +61,33 @@ def test_reductions_match_numpy_bit_for_bit(name, dtype):
                 np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value encountered")
+def test_mean_over_trailing_axes_matches_numpy(dtype, threads):
+    # Trailing axes of a contiguous array (a global average pool) take the pooling
+    # kernel's plane reduction up to 4096-element planes; other layouts take numpy's.
+    from mnn.express.ops.reduce import TRAILING_MEAN_MAX_PLANE
+
+    op = get_op("reduce_mean")
+    rtol = 1e-6 if dtype == np.float32 else 1e-13
+    F.set_thread_number(threads)
+    try:
+        for shape, axes in [((2, 5, 7, 7), (2, 3)), ((3, 4, 64, 64), (2, 3)),
+                            ((1, 2, 65, 64), (2, 3)), ((64, 64, 7, 7), (2, 3)),
+                            ((4, 9, 3), (2,)), ((4, 9, 3), (1, 2)), ((0, 3, 2), (1, 2))]:
+            x = (RNG.standard_normal(shape) + 2).astype(dtype)
+            for arr in (x, np.swapaxes(x, 0, 1)):
+                for keepdims in (False, True):
+                    got = op.compute([arr], axes=axes, keepdims=keepdims)
+                    want = np.mean(arr, axis=axes, keepdims=keepdims)
+                    assert got.dtype == dtype and got.shape == want.shape
+                    np.testing.assert_allclose(got, want, rtol=rtol)
+    finally:
+        F.set_thread_number(1)
+    assert 64 * 64 <= TRAILING_MEAN_MAX_PLANE < 65 * 64
+
+
 def test_matmul_promotes_mixed_dtypes_as_numpy():
     a = RNG.standard_normal((3, 4)).astype(np.float32)
     b = RNG.standard_normal((4, 2))

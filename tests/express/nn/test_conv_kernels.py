@@ -74,6 +74,9 @@ GEMM_CASES = [
     (1, 70, 9, 9, 24, 3, 1, (1, 1, 1, 1), 1),     # im2col, K = 630 (three K blocks)
     (3, 8, 23, 29, 12, 3, 2, (1, 0, 2, 1), 2),    # groups, asymmetric pads
     (1, 6, 1, 1, 9, 3, 1, (1, 1, 1, 1), 1),       # 1-pixel image
+    (1, 300, 1, 1, 70, 1, 1, (0, 0, 0, 0), 1),    # 1x1 on 1-pixel images: a dense layer
+    (3, 40, 1, 1, 37, 1, 1, (0, 0, 0, 0), 1),     # ... on a batch
+    (10, 40, 1, 1, 37, 1, 1, (0, 0, 0, 0), 1),    # ... on more images (a GEMM)
     (2, 4, 11, 10, 6, 2, 3, (0, 0, 0, 0), 1),     # stride larger than the kernel
     (1, 12, 40, 40, 40, 1, 1, (0, 0, 0, 0), 4),   # grouped 1x1, 1600 columns
     (5, 40, 20, 20, 16, 3, 1, (1, 1, 1, 1), 2),   # images in several column chunks
@@ -92,6 +95,22 @@ def test_gemm_convolutions_match_torch(case, act, threads):
     finally:
         F.set_thread_number(1)
     np.testing.assert_allclose(got, _torch_conv(x, wt, b, (s, s), pads, g, act), **TOL)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dense_layer_convolution_without_bias_and_in_float64_matches_torch(threads):
+    # 1x1 convolutions of 1x1 images run as one GEMM over the output channels.
+    F.set_thread_number(threads)
+    try:
+        for dtype in (np.float32, np.float64):
+            x = RNG.standard_normal((2, 96, 1, 1)).astype(dtype)
+            w = RNG.standard_normal((130, 96, 1, 1)).astype(dtype)
+            got = F.conv2d(F.const(x), F.const(w), None, (1, 1), (0, 0)).read()
+            want = TF.conv2d(torch.tensor(x), torch.tensor(w)).numpy()
+            assert got.dtype == dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    finally:
+        F.set_thread_number(1)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -139,6 +158,29 @@ def test_packed_weight_of_a_writeable_array_is_not_cached():
     view = w[:2]
     assert nn_conv._PackCache._immutable(view)
     assert value.shape[0] >= w.size
+
+
+@pytest.mark.parametrize("o,k,n", [(1, 1, 1), (7, 33, 1), (37, 1280, 3), (130, 15, 8),
+                                   (5, 0, 2)])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_dense_rows_kernel_matches_numpy(o, k, n, threads):
+    w, x, bias = _data(o, k), _data(n, k), _data(o)
+    y = np.full((n, o), np.nan, np.float32)
+    sgemm.dense_rows(w, x, y, bias, -1.0, 1.5, threads)
+    ref = np.clip(x.astype(np.float64) @ w.T + bias, -1.0, 1.5)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_dense_rows_kernel_rejects_mismatched_shapes():
+    w, x, bias = _data(6, 5), _data(2, 5), _data(6)
+    for args in [(w, _data(2, 4), np.empty((2, 6), np.float32), bias),
+                 (w, x, np.empty((2, 5), np.float32), bias),
+                 (w, x, np.empty((3, 6), np.float32), bias),
+                 (w, x, np.empty((2, 6), np.float32), _data(5))]:
+        with pytest.raises(ValueError, match="dense_rows: weight"):
+            sgemm.dense_rows(*args)
+    with pytest.raises(ValueError, match="nthreads"):
+        sgemm.dense_rows(w, x, np.empty((2, 6), np.float32), bias, nthreads=0)
 
 
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (9, 300, 33), (17, 5, 100), (40, 513, 70)])
