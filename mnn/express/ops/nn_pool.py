@@ -119,11 +119,13 @@ def _forward_threads(n):
     return 1 if n < 1 << 18 else nc.threads(n)
 
 
-def _global(x, y, is_max):
-    """Global pooling: one contiguous reduction per plane."""
+def _global(x, is_max):
+    """Global pooling: one contiguous reduction per plane (no window tables)."""
     n, c, h, w = x.shape
+    y = np.empty((n, c, 1, 1), x.dtype)
     _pool_k.global_forward(x.reshape(n * c, h * w), y.reshape(n * c), is_max,
                            _forward_threads(x.size))
+    return y
 
 
 _NO_DIV = {np.dtype(np.float32): np.ones(0, np.float32),
@@ -141,6 +143,8 @@ def _max_infer(metas, **attrs):
 
 def _max_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
+    if attrs["global_pool"]:
+        return _global(x, True)
     windows, steps, _, key = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (windows[1].shape[1], windows[2].shape[1]), x.dtype)
     if _regular(attrs):
@@ -148,8 +152,6 @@ def _max_compute(arrays, **attrs):
         no_div = _NO_DIV[x.dtype]
         _pool_k.pool_forward_regular(x, y, True, *_geometry(key), no_div, no_div,
                                      _forward_threads(x.size))
-    elif attrs["global_pool"]:
-        _global(x, y, True)
     else:
         _table_k.max_forward(_as5(x), _as5(y), None, windows, steps, nc.threads(x.size))
     return y
@@ -225,6 +227,8 @@ def _avg_infer(metas, **attrs):
 
 def _avg_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
+    if attrs["global_pool"]:
+        return _global(x, False)
     windows, steps, divs, key = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (windows[1].shape[1], windows[2].shape[1]), x.dtype)
     if _regular(attrs):
@@ -232,8 +236,6 @@ def _avg_compute(arrays, **attrs):
         # tables say what each window counts).
         _pool_k.pool_forward_regular(x, y, False, *_geometry(key), divs[1], divs[2],
                                      _forward_threads(x.size))
-    elif attrs["global_pool"]:
-        _global(x, y, False)
     else:
         _table_k.avg_forward(_as5(x), _as5(y), windows, steps, divs, nc.threads(x.size))
     return y
