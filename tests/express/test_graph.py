@@ -118,3 +118,26 @@ def test_show_config_lists_kernels(capsys):
     mnn.show_config()
     out = capsys.readouterr().out
     assert "compiled kernels" in out and "parallel" in out
+
+
+def test_a_root_read_again_follows_rewired_vars():
+    # From its second read a root keeps the list of the ops above it; rewiring a Var
+    # (replace, fix_as_const) must make the next read walk the new graph.
+    from mnn.express import graph
+
+    a = F.placeholder([3])
+    b = a * 2.0
+    y = (b + 1.0) * 3.0
+    for v in ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]):
+        a.write(v)
+        np.testing.assert_allclose(y.read(), (np.array(v) * 2 + 1) * 3)
+    assert [e.op.name for e in y.expr.ancestry[1]] == ["multiply", "add", "multiply"]
+    b.replace(a - 1.0)
+    for v in ([1.0, 2.0, 3.0], [7.0, 8.0, 9.0], [0.0, 1.0, 2.0]):
+        a.write(v)
+        np.testing.assert_allclose(y.read(), (np.array(v) - 1 + 1) * 3)
+    assert [e.op.name for e in y.expr.ancestry[1]] == ["subtract", "add", "multiply"]
+    b.fix_as_const()  # holds a - 1 of the last write
+    a.write([5.0, 5.0, 5.0])
+    np.testing.assert_allclose(y.read(), (np.array([0.0, 1.0, 2.0]) - 1 + 1) * 3)
+    assert y.expr.ancestry[0] == graph._structure_epoch[0]
