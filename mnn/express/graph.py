@@ -268,9 +268,9 @@ def _fusion():
     """The multiply-add fusion planner (mnn/express/ops/fusion.py), imported on first use
     with the other planners."""
     if not _FUSION:
-        from .ops import fusion, fusion_add_relu, fusion_block
+        from .ops import fusion, fusion_add_relu, fusion_block, fusion_dense
 
-        _FUSION.extend((fusion, fusion_block, fusion_add_relu))
+        _FUSION.extend((fusion, fusion_block, fusion_add_relu, fusion_dense))
     return _FUSION[0]
 
 
@@ -284,6 +284,12 @@ def _fusion_add_relu():
     """The residual add + relu planner (mnn/express/ops/fusion_add_relu.py)."""
     _fusion()
     return _FUSION[2]
+
+
+def _fusion_dense():
+    """The dense layer / classifier head planner (mnn/express/ops/fusion_dense.py)."""
+    _fusion()
+    return _FUSION[3]
 
 
 def bump_shape_epoch():
@@ -517,8 +523,9 @@ def _order_plan(order):
     """``(groups, member_final, release)`` for ``order``, by positions in it:
     ``groups[final] = (member positions, compute(order) -> bool)`` for chains computed by
     one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
-    then :mod:`.ops.fusion_add_relu` and :mod:`.ops.fusion` multiply-add pairs, each not
-    touching an earlier group); ``member_final[m]`` the
+    then :mod:`.ops.fusion_add_relu`, :mod:`.ops.fusion_dense` dense layers and
+    :mod:`.ops.fusion` multiply-add pairs, each not touching an earlier group);
+    ``member_final[m]`` the
     final position of member ``m``; ``release[i]`` the positions whose values go after
     position ``i`` computed (:func:`_release_plan`)."""
     # Small orders (a few ops of a numpy-like script, built afresh each time) are planned
@@ -554,6 +561,10 @@ def _order_plan(order):
         for fused in _fusion_add_relu().plan(order).values():
             add_group(position[id(fused.relu)], [position[id(m)] for m in fused.members],
                       fused.runner(position))
+    if "matmul" in names and "add" in names:
+        for dense in _fusion_dense().plan(order).values():
+            add_group(position[id(dense.add)], [position[id(m)] for m in dense.members],
+                      dense.runner(position))
     if "multiply" in names and "add" in names:
         for consumer, producer in _fusion().plan(order).values():
             c, p = position[id(consumer)], position[id(producer)]

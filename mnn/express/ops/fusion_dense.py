@@ -1,0 +1,160 @@
+"""Evaluation-time fusion of a dense layer, ``matmul(a, w) + bias``, into one step; with
+a classifier head's ``reshape(global_avg_pool(x))`` as ``a``, the pooling too.
+
+A network's classifier is four small ops after the last convolution: global average
+pool, reshape to ``(N, C)``, matmul, bias add. Each costs a dispatch and its
+bookkeeping (and, after the big kernels, Python runs with cold caches: 0.06 ms of
+MobileNetV2's run went to the four). Fused, one step pools with the pooling kernel's
+plane mean, multiplies with the matmul op's own GEMM and adds the bias in place in the
+product's fresh array, then stores the add's value: the same operations, rounded the
+same way, as the ops one by one.
+
+Fused only when nothing else can read the intermediate values (each Var referenced only
+by its one consumer, as :mod:`.fusion_add_relu` checks), ``a`` and ``w`` are matrices,
+``a`` is not transposed, and the bias is a row of the product's width (shape ``(N,)`` or
+``(1, N)``) of the product's float dtype. The skipped ops keep no values; should anything
+read them later they are computed then like any released op.
+"""
+import sys
+
+import numpy as np
+
+from ..._cython import pool as _pool_k
+from . import nn_common as nc
+from .linalg import _matmul_2d
+from .movement import _reshape_target
+
+__all__ = ["Dense", "plan"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# References to an intermediate Var held only by the graph: its one consumer's inputs
+# list, the planner's local variable, sole_reader's argument and getrefcount's own.
+_GRAPH_ONLY_REFS = 4
+# Threads for the plane means only past this many elements (as global pooling).
+_PARALLEL_MIN = 1 << 18
+
+
+class Dense:
+    """``add(matmul(a, w), bias)``, ``a`` optionally ``reshape(avg_pool(x))``."""
+
+    __slots__ = ("add", "matmul", "members", "pool", "reshape")
+
+    def __init__(self, pool, reshape, matmul, add):
+        self.pool, self.reshape, self.matmul, self.add = pool, reshape, matmul, add
+        self.members = [e for e in (pool, reshape, matmul) if e is not None]
+
+    def runner(self, position):
+        """``run(order) -> bool``: :meth:`compute` for a later evaluation of the same
+        order, from positions in it (keeps no Exprs)."""
+        at = [None if e is None else position[id(e)]
+              for e in (self.pool, self.reshape, self.matmul, self.add)]
+
+        def run(order):
+            return Dense(*[None if i is None else order[i] for i in at]).compute()
+        return run
+
+    def compute(self):
+        """Compute the add's value in one step; False when the arrays do not allow it
+        (then the caller computes the ops one by one)."""
+        matmul = self.matmul
+        w = _value(matmul.inputs[1])
+        bias = _value(_other_input(self.add, matmul))
+        if self.pool is not None:
+            a = self._pooled()
+        else:
+            a = _value(matmul.inputs[0])
+        # The arrays, not the metas: after a resize the metas are inferred again only
+        # when the result is stored.
+        if a is None or w is None or bias is None or a.ndim != 2 or w.ndim != 2 or \
+                a.dtype not in _FLOATS or w.dtype != a.dtype or bias.dtype != a.dtype:
+            return False
+        width = w.shape[0] if matmul.attrs["transpose_b"] else w.shape[1]
+        if bias.shape not in ((width,), (1, width)) or a.shape[1] != \
+                (w.shape[1] if matmul.attrs["transpose_b"] else w.shape[0]):
+            return False
+        out = _matmul_2d(a, w, False, matmul.attrs["transpose_b"])
+        np.add(out, bias, out=out)
+        self.add.store_result(out, self.members)
+        return True
+
+    def _pooled(self):
+        """The plane means of the pool's input as the reshape's ``(N, C)`` matrix, or
+        None when the input is not what the global pool kernel takes."""
+        x = _value(self.pool.inputs[0])
+        if type(x) is not np.ndarray or x.ndim != 4 or x.dtype not in _FLOATS or \
+                x.shape[2] * x.shape[3] == 0:
+            return None
+        n, c, h, w = x.shape
+        attrs = self.reshape.attrs
+        if _reshape_target((n, c, 1, 1), attrs["shape"], attrs["zero_copies"]) != (n, c):
+            return None
+        a = np.empty((n, c), x.dtype)
+        _pool_k.global_forward(nc.c_array(x).reshape(n * c, h * w), a.reshape(n * c),
+                               False, nc.threads(x.size) if x.size >= _PARALLEL_MIN else 1)
+        return a
+
+
+def _value(v):
+    values = v.expr.values
+    return None if values is None else values[v.index]
+
+
+def _other_input(add, producer):
+    first = add.inputs[0]
+    return add.inputs[1] if first.expr is producer else first
+
+
+def plan(order):
+    """``{id(add Expr): Dense}`` for the fusable dense layers of ``order``."""
+    position = {id(e): i for i, e in enumerate(order)}
+    counts = {}
+    for e in order:
+        for v in e.inputs:
+            counts[id(v.expr)] = counts.get(id(v.expr), 0) + 1
+
+    def sole_reader(v, name):
+        # ``v`` is computed by op ``name`` in this order and read by one consumer only.
+        src = v.expr
+        return src.op is not None and src.op.name == name and id(src) in position and \
+            counts.get(id(src)) == 1 and len(src._outs) == 1 and \
+            sys.getrefcount(v) == _GRAPH_ONLY_REFS
+
+    found = {}
+    for add in order:
+        if add.op.name != "add" or len(add.inputs) != 2:
+            continue
+        meta = add.metas[0]
+        if meta.shape is None or len(meta.shape) != 2 or meta.dtype not in _FLOATS:
+            continue
+        for i in range(2):
+            v, bias = add.inputs[i], add.inputs[1 - i]
+            if v.expr is bias.expr or not sole_reader(v, "matmul"):
+                continue
+            matmul = v.expr
+            if matmul.attrs["transpose_a"] or _meta(v) != (meta.shape, meta.dtype):
+                continue
+            if any(len(_meta(u)[0] or ()) != 2 for u in matmul.inputs):
+                continue
+            if _meta(bias) not in (((meta.shape[1],), meta.dtype),
+                                   ((1, meta.shape[1]), meta.dtype)):
+                continue
+            found[id(add)] = Dense(*_head(matmul.inputs[0], sole_reader), matmul, add)
+            break
+    return found
+
+
+def _head(a, sole_reader):
+    """``(pool, reshape)`` when ``a`` is ``reshape(global avg_pool(x))`` read only by the
+    matmul, else ``(None, None)``."""
+    if not sole_reader(a, "reshape"):
+        return None, None
+    reshape = a.expr
+    p = reshape.inputs[0]
+    if not sole_reader(p, "avg_pool") or not p.expr.attrs["global_pool"]:
+        return None, None
+    return p.expr, reshape
+
+
+def _meta(v):
+    m = v.expr.metas[v.index]
+    return (m.shape, m.dtype)

@@ -1,0 +1,121 @@
+"""Dense layers (matmul + bias) and classifier heads (global average pool, reshape,
+matmul, bias) fused at evaluation: the values of the ops one by one (numpy, torch)."""
+import mnn.expr as F
+import numpy as np
+import pytest
+
+from mnn.express.ops import fusion_dense
+
+
+@pytest.fixture
+def fused_calls(monkeypatch):
+    calls = []
+    original = fusion_dense.Dense.compute
+
+    def counted(self):
+        calls.append((self, original(self)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(fusion_dense.Dense, "compute", counted)
+    return calls
+
+
+def _head(x, w, b):
+    pooled = F.reshape(F.global_avg_pool(x), [0, -1])  # 0: the batch, whatever it is
+    return F.matmul(pooled, F.const(w)) + F.const(b)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_classifier_head_matches_torch(threads, dtype, fused_calls):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(threads)
+    w = rng.standard_normal((24, 10)).astype(dtype)
+    b = rng.standard_normal(10).astype(dtype)
+    x = F.placeholder([3, 24, 7, 5], dtype=dtype)
+    y = _head(x, w, b)
+    F.set_thread_number(threads)
+    try:
+        for _ in range(2):
+            data = rng.standard_normal((3, 24, 7, 5)).astype(dtype)
+            x.write(data)
+            t = torch.from_numpy(data)
+            want = torch.nn.functional.adaptive_avg_pool2d(t, 1).flatten(1) @ \
+                torch.from_numpy(w) + torch.from_numpy(b)
+            got = y.read()
+            assert got.dtype == dtype and got.shape == (3, 10)
+            np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+    finally:
+        F.set_thread_number(1)
+    assert [ok for _, ok in fused_calls] == [True, True]
+    dense = fused_calls[0][0]
+    assert [m.op.name for m in dense.members] == ["avg_pool", "reshape", "matmul"]
+    # The skipped ops hold no values; read, they are computed again.
+    pooled = y.expr.inputs[0].expr.inputs[0]
+    assert pooled.expr.values is None
+    np.testing.assert_allclose(pooled.read(), data.mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
+
+
+def test_fused_head_equals_the_ops_one_by_one_bitwise(fused_calls):
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((40, 17)).astype(np.float32)
+    b = rng.standard_normal((1, 17)).astype(np.float32)
+    data = rng.standard_normal((2, 40, 6, 6)).astype(np.float32)
+    x = F.placeholder([2, 40, 6, 6])
+    x.write(data)
+    fused = _head(x, w, b).read()
+    pooled = F.reshape(F.global_avg_pool(x), [2, -1])
+    product = F.matmul(pooled, F.const(w))
+    np.testing.assert_array_equal(pooled.read(), pooled.read())  # held: not fused
+    separate = (product + F.const(b)).read()
+    product.read()
+    np.testing.assert_array_equal(fused, separate)
+    assert [ok for _, ok in fused_calls] == [True]
+
+
+def test_dense_layer_with_transposed_weight_matches_numpy(fused_calls):
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((9, 13))  # (out, in), read transposed
+    b = rng.standard_normal(9)
+    a = F.placeholder([4, 13], dtype=np.float64)
+    y = F.matmul(F.tanh(a), F.const(w), transposeB=True) + F.const(b)
+    for _ in range(2):
+        data = rng.standard_normal((4, 13))
+        a.write(data)
+        np.testing.assert_allclose(y.read(), np.tanh(data) @ w.T + b, rtol=1e-12)
+    assert [ok for _, ok in fused_calls] == [True, True]
+    assert fused_calls[0][0].pool is None
+
+
+def test_held_product_broadcast_bias_and_ints_are_not_fused(fused_calls):
+    rng = np.random.default_rng(7)
+    a = F.const(rng.standard_normal((3, 4)).astype(np.float32))
+    w = F.const(rng.standard_normal((4, 5)).astype(np.float32))
+    product = F.matmul(a, w)
+    (product + F.const(np.ones(5, np.float32))).read()  # the product is held
+    column = F.const(np.ones((3, 1), np.float32))
+    np.testing.assert_allclose((F.matmul(a, w) + column).read(),
+                               a.read() @ w.read() + 1, rtol=1e-6)  # not a bias row
+    ints = F.matmul(F.const(np.ones((2, 3), np.int32)), F.const(np.ones((3, 2), np.int32)))
+    np.testing.assert_array_equal((ints + F.const(np.ones(2, np.int32))).read(),
+                                  np.full((2, 2), 4))
+    assert fused_calls == []
+
+
+def test_head_after_a_batch_resize(fused_calls):
+    # The first read after a resize plans from metas not yet inferred again (no fusion
+    # then); the next read fuses with the new shapes.
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    x = F.placeholder([1, 6, 4, 4])
+    y = _head(x, w, b)
+    for batch in (1, 5):
+        if x.shape[0] != batch:
+            x.resize([batch, 6, 4, 4])
+        for _ in range(2):
+            data = rng.standard_normal((batch, 6, 4, 4)).astype(np.float32)
+            x.write(data)
+            np.testing.assert_allclose(y.read(), data.mean(axis=(2, 3)) @ w + b,
+                                       rtol=1e-5, atol=1e-6)
+    assert all(ok for _, ok in fused_calls) and len(fused_calls) >= 3
