@@ -462,44 +462,63 @@ def _run_order(order, revived=()):
     if len(order) == 1 and not revived:
         order[0]._compute()
         return
-    groups, member_final, release = _order_plan(order)
+    plan = _order_plan(order)
     if revived:
-        groups, member_final = {}, {}  # reviving recomputes single Exprs (rare)
-    deferred = {}  # final position -> releases due at its members' positions
-    for i, expr in enumerate(order):
-        final = member_final.get(i)
-        if final is not None:
-            # A fused member: computed with its group's final Expr, so values it was the
-            # last reader of are released only after that.
-            done = release.get(i)
-            if done is not None:
-                deferred.setdefault(final, []).extend(done)
-            continue
-        if expr.id in revived:
-            version = expr.version
-            expr._compute()
-            expr.version = version
-        else:
-            group = groups.get(i)
-            if group is None:
+        # Reviving recomputes single Exprs (rare): no groups, releases as planned.
+        schedule = _schedule(len(order), {}, {}, plan[2])
+    else:
+        schedule = plan[3]
+    if schedule is None:  # nothing fused or released: each Expr in turn
+        for expr in order:
+            if expr.id in revived:
+                version = expr.version
                 expr._compute()
+                expr.version = version
             else:
-                members = [order[m] for m in group[0]]
-                if group[1](order):
-                    # The members were not computed: fresh without values, as if
-                    # released, and computed again only if something reads them. (A
-                    # value an earlier, unfused run left is out of date: dropped.)
-                    for m in members:
-                        m.values = None
-                        m.input_versions = tuple([v.expr.version for v in m.inputs])
-                else:
-                    for m in members:  # the arrays did not allow fusing: op by op
-                        m._compute()
-                    expr._compute()
-        for done in (release.get(i), deferred.pop(i, None)):
-            if done is not None:
-                for j in done:
-                    order[j].values = None
+                expr._compute()
+        return
+    for i, group, drops in schedule:
+        expr = order[i]
+        if group is None:
+            if revived and expr.id in revived:
+                version = expr.version
+                expr._compute()
+                expr.version = version
+            else:
+                expr._compute()
+        else:
+            members = [order[m] for m in group[0]]
+            if group[1](order):
+                # The members were not computed: fresh without values, as if released,
+                # and computed again only if something reads them. (A value an earlier,
+                # unfused run left is out of date: dropped.)
+                for m in members:
+                    m.values = None
+                    m.input_versions = tuple([v.expr.version for v in m.inputs])
+            else:
+                for m in members:  # the arrays did not allow fusing: op by op
+                    m._compute()
+                expr._compute()
+        for j in drops:
+            order[j].values = None
+
+
+def _schedule(length, groups, member_final, release):
+    """``[(position, group or None, positions released after it)]`` for the positions of
+    an order of ``length`` that compute (fused members compute with their group's final
+    Expr, so the values they were the last reader of are released only after it)."""
+    deferred = {}
+    for m, final in member_final.items():
+        done = release.get(m)
+        if done:
+            deferred.setdefault(final, []).extend(done)
+    schedule = []
+    for i in range(length):
+        if i in member_final:
+            continue
+        schedule.append((i, groups.get(i), tuple(release.get(i, ())) +
+                         tuple(deferred.get(i, ()))))
+    return schedule
 
 
 # Plans of recent evaluation orders, by the order's Expr ids and the shape and structure
@@ -510,7 +529,7 @@ _ORDER_PLANS = OrderedDict()
 _ORDER_PLANS_LOCK = threading.Lock()  # graphs may be read from several Python threads
 _MAX_ORDER_PLANS = 64
 _MIN_CACHED_ORDER = 8
-_NO_PLAN = ({}, {}, {})
+_NO_PLAN = ({}, {}, {}, None)
 _structure_epoch = [0]
 
 
@@ -520,14 +539,15 @@ def bump_structure_epoch():
 
 
 def _order_plan(order):
-    """``(groups, member_final, release)`` for ``order``, by positions in it:
+    """``(groups, member_final, release, schedule)`` for ``order``, by positions in it:
     ``groups[final] = (member positions, compute(order) -> bool)`` for chains computed by
     one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
     then :mod:`.ops.fusion_add_relu`, :mod:`.ops.fusion_dense` dense layers and
     :mod:`.ops.fusion` multiply-add pairs, each not touching an earlier group);
     ``member_final[m]`` the
     final position of member ``m``; ``release[i]`` the positions whose values go after
-    position ``i`` computed (:func:`_release_plan`)."""
+    position ``i`` computed (:func:`_release_plan`); ``schedule`` what a run does, in
+    turn (:func:`_schedule`), None when nothing is fused or released."""
     # Small orders (a few ops of a numpy-like script, built afresh each time) are planned
     # each time: cheaper than keying, caching and evicting them.
     cached = len(order) >= _MIN_CACHED_ORDER
@@ -574,7 +594,9 @@ def _order_plan(order):
     # a network is never that small.
     release = {i: tuple([position[id(e)] for e in exprs])
                for i, exprs in _release_plan(order).items()} if cached else {}
-    plan = (groups, member_final, release)
+    schedule = _schedule(len(order), groups, member_final, release) \
+        if groups or release else None
+    plan = (groups, member_final, release, schedule)
     # After a resize the metas of the ops below it are inferred again only as they compute
     # (or, fused, as they store): a plan made from stale metas may have missed a fusion
     # (never made a wrong one: the fused computes check the arrays), so it serves this
