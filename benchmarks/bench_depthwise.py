@@ -85,11 +85,14 @@ class OpTimer:
             self.cpu += time.process_time() - c0
             return out
 
+        self.prepare = self.op.prepare
+        self.op.prepare = None  # every call through the timed compute (OpDef.prepare)
         self.op.compute = timed
         return self
 
     def __exit__(self, *exc):
         self.op.compute = self.compute
+        self.op.prepare = self.prepare
 
 
 def measure(run_ours, run_ort, rounds, samples):

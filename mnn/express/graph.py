@@ -24,6 +24,7 @@ import numpy as np
 from .errors import OpError
 from .formats import NCHW
 from .optable import TensorMeta, get_op
+from .runtime import get_thread_number
 from .var import Var
 
 __all__ = ["SOURCE_KINDS", "Expr", "apply", "evaluate_many", "partial_shape"]
@@ -60,7 +61,7 @@ class Expr:
 
     __slots__ = ("op", "kind", "inputs", "attrs", "metas", "values", "version",
                  "input_versions", "name", "_outs", "data_format", "id", "in_sig",
-                 "meta_epoch", "ancestry", "__weakref__")
+                 "meta_epoch", "ancestry", "prepared", "__weakref__")
 
     def __init__(self, op, kind, inputs, attrs, metas, name=None, data_format=None,
                  in_sig=None):
@@ -77,6 +78,8 @@ class Expr:
         self.meta_epoch = _epoch[0]
         # (structure epoch, the op Exprs above it in order or None): _op_ancestors
         self.ancestry = None
+        # (input signature, threads, fn): the op's prepared compute (call_op)
+        self.prepared = None
         self.name = name
         self.data_format = NCHW if data_format is None else data_format
         # Weak references: a Var nobody holds can go (and with it a graph nobody reads),
@@ -188,6 +191,21 @@ class Expr:
                     self.op.name in _SHAPE_INPUT:
                 _set_partial(self, _rank_partial(self.op, self.inputs))
 
+    def call_op(self, arrays, sig=None):
+        """The op's result on ``arrays`` (values of the inputs; ``sig`` their ``(shape,
+        dtype)`` pairs when the caller has them): through the op's prepared compute when
+        it has one (OpDef.prepare), kept here per input signature and thread count."""
+        op = self.op
+        if op.prepare is None:
+            return op.compute(arrays, **self.attrs)
+        if sig is None:
+            sig = tuple([(a.shape, a.dtype) for a in arrays])
+        threads = get_thread_number()
+        prepared = self.prepared
+        if prepared is None or prepared[1] != threads or prepared[0] != sig:
+            prepared = self.prepared = (sig, threads, op.prepare(sig, threads, **self.attrs))
+        return prepared[2](arrays)
+
     def _compute(self):
         arrays = []
         for v in self.inputs:
@@ -202,7 +220,7 @@ class Expr:
             # the op accepts them and learn the output shapes, with a proper error.
             self._reinfer([TensorMeta(a.shape, a.dtype, a) for a in arrays])
         try:
-            result = self.op.compute(arrays, **self.attrs)
+            result = self.call_op(arrays, sig)
         except OpError as exc:
             raise OpError(_describe(self.op.name, [_meta_of(a) for a in arrays], str(exc)))
         if type(result) is np.ndarray and len(self._outs) == 1:

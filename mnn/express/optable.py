@@ -51,18 +51,26 @@ class OpDef:
     n_outputs : int
         Number of outputs, or -1 when ``infer`` decides (split, unstack), or a callable
         ``n_outputs(attrs) -> int`` when the attributes decide (control flow).
+    prepare : callable or None
+        ``prepare(sig, threads, **attrs) -> fn(arrays)``: ``compute`` made ready for
+        inputs of signature ``sig`` (one ``(shape, dtype)`` per input) at ``threads``
+        kernel threads. The engine keeps ``fn`` per Expr while both hold, so a model run
+        over and over skips the lookups ``compute`` makes per call (a convolution's plan).
+        ``fn`` must compute exactly what ``compute`` does.
     """
 
-    __slots__ = ("name", "infer", "compute", "grad", "n_outputs", "doc")
+    __slots__ = ("name", "infer", "compute", "grad", "n_outputs", "doc", "prepare")
 
     def __init__(self, name: str, infer: Callable, compute: Callable,
-                 grad: Optional[Callable] = None, n_outputs: int = 1, doc: str = ""):
+                 grad: Optional[Callable] = None, n_outputs: int = 1, doc: str = "",
+                 prepare: Optional[Callable] = None):
         self.name = name
         self.infer = infer
         self.compute = compute
         self.grad = grad
         self.n_outputs = n_outputs
         self.doc = doc
+        self.prepare = prepare
 
     def __repr__(self):
         return f"OpDef({self.name!r})"

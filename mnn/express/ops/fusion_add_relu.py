@@ -63,7 +63,7 @@ class AddRelu:
             skip = _value(skip_var)
             if skip is None or any(a is None for a in arrays):
                 return False
-            out = self.conv.op.compute(arrays, **self.conv.attrs)
+            out = self.conv.call_op(arrays)
             if not owns_its_memory(out):
                 out = np.array(out, order="C")  # only the conv's own array is written
             first = out

@@ -118,20 +118,52 @@ def _conv2d_infer(metas, strides, pads, dilations, group, padding_mode, clamp=No
 def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp=None):
     x, w = nc.c_array(arrays[0]), nc.c_array(arrays[1])
     bias = nc.c_array(arrays[2]) if len(arrays) == 3 else None
+    run = _plan_run(x.shape, x.dtype, w.shape, w.dtype, bias is None, strides, pads,
+                    dilations, group, padding_mode, clamp, get_thread_number())
+    return run(x, w, bias)
+
+
+def _plan_run(x_shape, x_dtype, w_shape, w_dtype, no_bias, strides, pads, dilations, group,
+              padding_mode, clamp, threads):
+    """The :func:`_conv2d_plan` run for these shapes, attributes and thread count."""
     # Everything the kernel choice and geometry depend on (never the values): a model run
     # over and over finds its plan here instead of deriving it again per call.
-    key = (x.shape, x.dtype, w.shape, w.dtype, bias is None, tuple(strides), tuple(pads),
+    key = (x_shape, x_dtype, w_shape, w_dtype, no_bias, tuple(strides), tuple(pads),
            tuple(dilations), group, padding_mode,
-           None if clamp is None else (clamp[0], clamp[1]), get_thread_number())
+           None if clamp is None else (clamp[0], clamp[1]), threads)
     run = _CONV_PLANS.get(key)
     if run is None:
-        run = _conv2d_plan(x.shape, x.dtype, w.shape, strides, pads, dilations, group,
+        run = _conv2d_plan(x_shape, x_dtype, w_shape, strides, pads, dilations, group,
                            padding_mode, clamp)
         with _CONV_PLANS_LOCK:
             _CONV_PLANS[key] = run
             if len(_CONV_PLANS) > _MAX_CONV_PLANS:
                 _CONV_PLANS.popitem(last=False)
-    return run(x, w, bias)
+    return run
+
+
+def _conv2d_prepare(sig, threads, strides, pads, dilations, group, padding_mode,
+                    clamp=None):
+    """conv2d's prepared compute (optable.OpDef.prepare): the plan of inputs of
+    signature ``sig`` found once; each call then only makes the arrays contiguous."""
+    (x_shape, x_dtype), (w_shape, w_dtype) = sig[0], sig[1]
+    with_bias = len(sig) == 3
+    run = _plan_run(x_shape, x_dtype, w_shape, w_dtype, not with_bias, strides, pads,
+                    dilations, group, padding_mode, clamp, threads)
+    contiguous = np.ascontiguousarray
+
+    def compute(arrays):
+        nc.blas_single_thread()
+        x, w = arrays[0], arrays[1]
+        bias = arrays[2] if with_bias else None
+        if not x.flags.c_contiguous:
+            x = contiguous(x)
+        if not w.flags.c_contiguous:
+            w = contiguous(w)
+        if with_bias and not bias.flags.c_contiguous:
+            bias = contiguous(bias)
+        return run(x, w, bias)
+    return compute
 
 
 # Prepared convolutions (:func:`_conv2d_plan`) by shapes, dtypes, attributes and thread
@@ -487,7 +519,8 @@ def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, paddin
     return out
 
 
-register(OpDef("conv2d", _conv2d_infer, _one_blas_thread(_conv2d_compute), _conv2d_grad))
+register(OpDef("conv2d", _conv2d_infer, _one_blas_thread(_conv2d_compute), _conv2d_grad,
+               prepare=_conv2d_prepare))
 
 
 # ---------------------------------------------------------------------------------------

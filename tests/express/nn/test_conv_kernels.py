@@ -263,3 +263,31 @@ def test_convolution_keeps_scipy_blas_at_one_thread_after_set_thread_number():
                                if i["internal_api"] == "openblas")
     finally:
         F.set_thread_number(1)
+
+
+def test_prepared_convolution_follows_threads_and_shapes():
+    # conv2d's prepared compute (OpDef.prepare) is kept on the Expr per input signature
+    # and thread count: a new count or a resized input prepares it again.
+    w, b = _data(8, 6, 3, 3), _data(8)
+    x = F.placeholder([1, 6, 20, 20])
+    y = F.conv2d(x, F.const(w), F.const(b), (1, 1), (1, 1), activation="relu")
+    try:
+        for threads, shape in [(1, (1, 6, 20, 20)), (2, (1, 6, 20, 20)),
+                               (2, (2, 6, 9, 13)), (1, (2, 6, 9, 13))]:
+            F.set_thread_number(threads)
+            if tuple(x.shape) != shape:
+                x.resize(list(shape))
+            data = _data(*shape)
+            x.write(data)
+            want = _torch_conv(data, w, b, (1, 1), (1, 1, 1, 1), 1, "relu")
+            np.testing.assert_allclose(y.read(), want, **TOL)
+            sig, count, _ = y.expr.prepared
+            assert count == threads and sig[0] == (shape, np.dtype(np.float32))
+    finally:
+        F.set_thread_number(1)
+    # A non-contiguous input array takes the same prepared compute.
+    xt = np.ascontiguousarray(_data(1, 20, 20, 6)).transpose(0, 3, 1, 2)
+    conv = y.expr
+    got = conv.call_op([xt, w, b])
+    np.testing.assert_allclose(got, _torch_conv(np.ascontiguousarray(xt), w, b, (1, 1),
+                                                (1, 1, 1, 1), 1, "relu"), **TOL)
