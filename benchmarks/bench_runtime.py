@@ -28,8 +28,11 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 for _path in (os.path.join(_HERE, ".."), _HERE, os.path.join(_HERE, "..", "tests", "runtime")):
     sys.path.insert(0, os.path.abspath(_path))
 
+from timing import PAUSE, WARMUP  # noqa: E402 - found through the path just set
 
-def _median_ms(fn, runs, warmup=2):
+
+def _median_ms(fn, runs, warmup=WARMUP):
+    time.sleep(PAUSE)  # the previous peer's spinning workers let go of the cores
     for _ in range(warmup):
         fn()
     times = []
