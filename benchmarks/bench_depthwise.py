@@ -33,6 +33,9 @@ import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import PAUSE, WARMUP  # noqa: E402 - the benchmarks folder, just added
+
 # (channels, height = width, stride, how many times MobileNetV2 runs it)
 LAYERS = [
     (32, 112, 1, 1), (96, 112, 2, 1), (144, 56, 1, 1), (144, 56, 2, 1),
@@ -108,11 +111,15 @@ def measure(run_ours, run_ort, rounds, samples):
                 # A pause before each burst lets the other peer's worker threads stop
                 # spinning: on two cores they otherwise hold the core this peer's
                 # second thread needs, and its run waits a scheduler slice.
-                time.sleep(0.05)
+                # (and WARMUP untimed calls: the first calls after a pause wake the
+                # peer's own workers, 0.4-8 ms here)
+                time.sleep(PAUSE)
+                burst(run_ours, WARMUP)
                 w0, c0 = op.wall, op.cpu
                 got["ours"].append(burst(run_ours, calls))
                 got["op"].append(((op.wall - w0) / calls, (op.cpu - c0) / calls))
-                time.sleep(0.05)
+                time.sleep(PAUSE)
+                burst(run_ort, WARMUP)
                 got["ort"].append(burst(run_ort, calls))
     return {k: (float(np.median([s[0] for s in v]) * 1e3),
                 float(np.median([s[1] for s in v]) * 1e3)) for k, v in got.items()}
