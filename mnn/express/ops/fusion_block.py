@@ -167,26 +167,34 @@ def _compute_chain(chain, strides):
     allow the fused kernel (then the caller computes the ops one by one). A function:
     a model run calls it for every chain, and building objects per call cost a tenth of
     a small block's time."""
-    first = chain[0][0] if chain[0][0] is not None else chain[0][1]
-    x = _value(first.inputs[0])
-    blocks = []
-    for (expand, depthwise, project, add), stride in zip(chain, strides):
-        w1 = b1 = None
-        if expand is not None:
-            pair = _conv_arrays(expand)
-            if pair is None:
-                return False  # released upstream: op by op (the ops revive it)
-            w1, b1 = pair
-        arrays_d, arrays_p = _conv_arrays(depthwise), _conv_arrays(project)
-        if arrays_d is None or arrays_p is None:
-            return False
-        blocks.append((w1, b1, _clamp(expand), arrays_d[0], arrays_d[1], _clamp(depthwise),
-                       stride, arrays_p[0], arrays_p[1], _clamp(project), add is not None))
-    last_project = chain[-1][2]
+    tail = chain[-1]
+    last_project = tail[2]
     prepared = _PREPARED.get(last_project)
     if prepared is None:
         prepared = _PREPARED[last_project] = {}
-    y = run_chain(x, blocks, prepared)
+    # The weight Vars and settings of this chain, found once: a model run over and over
+    # then only reads the weights' values. Kept beside the kernel arguments, keyed by
+    # the chain's Exprs (not the last block's add: a value holding an Expr below the key
+    # would keep the key, and the graph, alive).
+    head, last_add = chain[:-1], tail[3] is not None
+    known = prepared.get("chain")
+    if known is None or known[0] != head or known[1] is not tail[0] or \
+            known[2] is not tail[1] or known[3] != last_add or known[4] != strides:
+        known = prepared["chain"] = (head, tail[0], tail[1], last_add, list(strides),
+                                     *_chain_sources(chain, strides))
+    sources, static = known[5], known[6]
+    first = chain[0][0] if chain[0][0] is not None else chain[0][1]
+    x = _value(first.inputs[0])
+    arrays = []
+    for v in sources:
+        if v is None:
+            arrays.append(None)  # no expand conv, or no bias
+            continue
+        values = v.expr.values
+        if values is None:
+            return False  # released upstream: op by op (the ops revive it)
+        arrays.append(values[v.index])
+    y = _run_prepared(x, arrays, static, prepared)
     if y is None:
         return False
     members = []
@@ -200,6 +208,21 @@ def _compute_chain(chain, strides):
     final = members.pop()  # the last block's final is stored, not skipped
     final.store_result(y, members)
     return True
+
+
+def _chain_sources(chain, strides):
+    """``(weight and bias Vars, settings)`` of a chain in :func:`run_chain`'s order: per
+    block ``w1, b1, wd, b2, w3, b3`` (None for an absent expand conv or bias), then
+    ``clamp1, clamp2, stride, clamp3, residual``."""
+    sources, static = [], []
+    for (expand, depthwise, project, add), stride in zip(chain, strides):
+        for conv in (expand, depthwise, project):
+            inputs = conv.inputs if conv is not None else ()
+            sources.append(inputs[1] if len(inputs) > 1 else None)
+            sources.append(inputs[2] if len(inputs) > 2 else None)
+        static.extend((_clamp(expand), _clamp(depthwise), stride, _clamp(project),
+                       add is not None))
+    return sources, tuple(static)
 
 
 # Positions of the arrays and of the other arguments in a block of run_chain.
@@ -220,10 +243,16 @@ def run_chain(x, blocks, prepared=None):
     last input shape, weight arrays and block settings seen: the same arrays again (a
     model run over and over) skip the checks, the packed-weight lookups and the
     conversions."""
-    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
-        return None
     arrays = [b[i] for b in blocks for i in _ARRAYS]
     static = tuple([b[i] for b in blocks for i in _STATIC])
+    return _run_prepared(x, arrays, static, prepared)
+
+
+def _run_prepared(x, arrays, static, prepared):
+    """:func:`run_chain` from its blocks' arrays and settings, flattened in the
+    ``_ARRAYS`` and ``_STATIC`` orders."""
+    if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
+        return None
     made = None
     if prepared is not None:
         hit = prepared.get("key")
@@ -231,6 +260,10 @@ def run_chain(x, blocks, prepared=None):
                 len(hit[2]) == len(arrays) and all(map(operator.is_, hit[2], arrays)):
             made = prepared["args"]
     if made is None:
+        a, st = len(_ARRAYS), len(_STATIC)
+        blocks = [(w1, b1, c1, wd, b2, c2, stride, w3, b3, c3, residual)
+                  for (w1, b1, wd, b2, w3, b3), (c1, c2, stride, c3, residual) in
+                  zip(zip(*[iter(arrays)] * a), zip(*[iter(static)] * st))]
         made = _chain_args(x.shape, blocks)
         if made is None:
             return None

@@ -432,3 +432,37 @@ def test_block_whose_expand_weight_is_computed_in_the_graph():
         xp.write(data)
         want = _torch_block(data, w1, b1, wd, b2, w3, b3, 1, True)
         np.testing.assert_allclose(y.read(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+
+
+def test_chain_reads_weights_written_between_runs(monkeypatch):
+    # A chain keeps its weight Vars and settings between runs, not their values: weights
+    # written after a run are the ones the next run uses.
+    calls = []
+    original = fusion_block._compute_chain
+    monkeypatch.setattr(fusion_block, "_compute_chain",
+                        lambda chain, strides: calls.append(len(chain)) or
+                        original(chain, strides))
+    rng = np.random.default_rng(16)
+    weights = _stage_weights(rng, STAGE)
+    xp = F.placeholder([1, 8, 15, 13])
+    y = _graph_stage(xp, STAGE, weights)
+    data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
+    xp.write(data)
+    y.read()
+    # the last block (no residual): y = project(depthwise(expand(.)))
+    w3_var, b3_var = y.expr.inputs[1], y.expr.inputs[2]
+    b2_var = y.expr.inputs[0].expr.inputs[2]
+    last = list(weights[-1])
+    last[5] = rng.standard_normal(last[5].shape).astype(np.float32)  # b3
+    last[4] = (last[4] * 0.5).astype(np.float32)  # w3
+    last[3] = rng.standard_normal(last[3].shape).astype(np.float32)  # b2
+    w3_var.write(last[4])
+    b3_var.write(last[5])
+    b2_var.write(last[3])
+    weights[-1] = tuple(last)
+    for _ in range(2):  # the whole stage runs again: one chain call with the new weights
+        data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
+        xp.write(data)
+        want = _torch_stage(data, STAGE, weights)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    assert calls == [len(STAGE)] * 3
