@@ -113,9 +113,28 @@ def _chain_infer(metas, blocks, prepared=None):
     return [(current.shape, current.dtype)]
 
 
+def _chain_layout(blocks):
+    """``(positions, settings)``: where each block's ``w1, b1, wd, b2, w3, b3`` are in the
+    chain step's arrays (None: absent) and the blocks' settings, flattened as
+    :func:`mnn.express.ops.fusion_block.run_chain_flat` takes them."""
+    positions, settings = [], []
+    count = 1 + sum(_weight_count(parts) for parts in blocks)
+    # _block_args on the arrays' positions instead of the arrays gives the positions
+    for parts, weights in zip(blocks, _split(list(range(count)), blocks)):
+        w1, b1, c1, wd, b2, c2, stride, w3, b3, c3, residual = _block_args(weights, parts)
+        positions.extend((w1, b1, wd, b2, w3, b3))
+        settings.extend((c1, c2, stride, c3, residual))
+    return positions, tuple(settings)
+
+
 def _chain_compute(arrays, blocks, prepared):
-    y = fusion_block.run_chain(arrays[0], [_block_args(weights, parts) for parts, weights
-                                           in zip(blocks, _split(arrays, blocks))], prepared)
+    # The blocks' settings and where their weights sit among the step's arrays, found
+    # once per step: a run only picks its arrays.
+    layout = prepared.get("layout")
+    if layout is None or layout[0] is not blocks:
+        layout = prepared["layout"] = (blocks, *_chain_layout(blocks))
+    flat = [None if i is None else arrays[i] for i in layout[1]]
+    y = fusion_block.run_chain_flat(arrays[0], flat, layout[2], prepared)
     if y is not None:
         return y
     current = arrays[0]  # the arrays do not suit the fused kernel: block by block

@@ -194,7 +194,7 @@ def _compute_chain(chain, strides):
         if values is None:
             return False  # released upstream: op by op (the ops revive it)
         arrays.append(values[v.index])
-    y = _run_prepared(x, arrays, static, prepared)
+    y = run_chain_flat(x, arrays, static, prepared)
     if y is None:
         return False
     members = []
@@ -245,12 +245,14 @@ def run_chain(x, blocks, prepared=None):
     conversions."""
     arrays = [b[i] for b in blocks for i in _ARRAYS]
     static = tuple([b[i] for b in blocks for i in _STATIC])
-    return _run_prepared(x, arrays, static, prepared)
+    return run_chain_flat(x, arrays, static, prepared)
 
 
-def _run_prepared(x, arrays, static, prepared):
-    """:func:`run_chain` from its blocks' arrays and settings, flattened in the
-    ``_ARRAYS`` and ``_STATIC`` orders."""
+def run_chain_flat(x, arrays, static, prepared):
+    """:func:`run_chain` from its blocks' arrays and settings flattened: per block
+    ``w1, b1, wd, b2, w3, b3`` in ``arrays`` and ``clamp1, clamp2, stride, clamp3,
+    residual`` in the tuple ``static`` (callers that keep the settings between runs pass
+    only the arrays anew)."""
     if type(x) is not np.ndarray or x.dtype != _F32 or x.ndim != 4:
         return None
     made = None
