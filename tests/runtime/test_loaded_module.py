@@ -67,6 +67,21 @@ def test_forward_call_forms_follow_pymnn():
     np.testing.assert_allclose(both[0].read(), np.full((2, 2), 2.0))
 
 
+def test_outputs_that_view_the_callers_array_are_copied():
+    # Inputs are read in place; an output that is a view of one (a reshape, an identity
+    # slice) is copied, so writing the caller's array later changes no output, and the
+    # caller's array stays writeable.
+    x = F.placeholder([2, 3])
+    m = LoadedModule([x], [F.reshape(x, [3, 2]), x * 2.0], ["x"], ["r", "d"])
+    a = np.arange(6, dtype=f32).reshape(2, 3)
+    r, d = m.onForward([a])
+    assert a.flags.writeable
+    a[...] = -1
+    np.testing.assert_array_equal(r.read(), np.arange(6, dtype=f32).reshape(3, 2))
+    np.testing.assert_array_equal(d.read(), np.arange(6, dtype=f32).reshape(2, 3) * 2)
+    assert not np.may_share_memory(r.read(), a)
+
+
 def test_inputs_are_cast_and_checked():
     m = _module()
     x64 = RNG.standard_normal((2, 4))
