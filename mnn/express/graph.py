@@ -323,9 +323,10 @@ def _signature(inputs):
     return tuple(sig)
 
 
-def topological_order(roots, stop_ids=(), seen=None):
+def topological_order(roots, stop_ids=(), seen=None, ops_only=False):
     """Exprs above and including ``roots``, inputs before consumers (iterative: graphs
-    of thousands of ops would overflow Python's recursion limit).
+    of thousands of ops would overflow Python's recursion limit); with ``ops_only``,
+    their op Exprs alone (sources are not listed).
 
     Parameters
     ----------
@@ -337,21 +338,24 @@ def topological_order(roots, stop_ids=(), seen=None):
         Expr once. Updated in place.
     """
     seen = set() if seen is None else seen
-    order, stack = [], [(root, False) for root in roots]
+    order = []
+    stack = [(root, False) for root in roots if not (ops_only and root.op is None)]
+    pop, push = stack.pop, stack.append
     while stack:
-        expr, expanded = stack.pop()
+        expr, expanded = pop()
         if expanded:
             order.append(expr)
             continue
         if expr.id in seen:
             continue
         seen.add(expr.id)
-        stack.append((expr, True))
+        push((expr, True))
         if expr.id in stop_ids:
             continue
         for v in expr.inputs:
-            if v.expr.id not in seen:
-                stack.append((v.expr, False))
+            src = v.expr
+            if src.id not in seen and not (ops_only and src.op is None):
+                push((src, False))
     return order
 
 
@@ -406,25 +410,9 @@ def _stale_order(roots, revived=None):
 
 
 def _op_order(roots):
-    """The op Exprs above and including ``roots``, inputs before consumers (iterative:
-    graphs of thousands of ops would overflow Python's recursion limit)."""
-    order, seen = [], set()
-    stack = [(root, False) for root in reversed(roots) if root.op is not None]
-    pop, push = stack.pop, stack.append
-    while stack:
-        expr, expanded = pop()
-        if expanded:
-            order.append(expr)
-            continue
-        if expr.id in seen:
-            continue
-        seen.add(expr.id)
-        push((expr, True))
-        for v in expr.inputs:
-            src = v.expr
-            if src.op is not None and src.id not in seen:
-                push((src, False))
-    return order
+    """The op Exprs above and including ``roots``, inputs before consumers, the first
+    root's first."""
+    return topological_order(list(reversed(roots)), ops_only=True)
 
 
 def _op_ancestors(root):

@@ -258,6 +258,17 @@ STAGE = [(8, 8, 6, 1, False, False), (6, 24, 10, 2, True, False), (10, 40, 10, 1
          (10, 40, 10, 1, True, True), (10, 30, 14, 2, True, False)]
 
 
+@pytest.fixture
+def chain_lengths(monkeypatch):
+    """The number of blocks of each fused chain run (fusion_block._compute_chain)."""
+    calls = []
+    original = fusion_block._compute_chain
+    monkeypatch.setattr(fusion_block, "_compute_chain",
+                        lambda chain, strides: calls.append(len(chain)) or
+                        original(chain, strides))
+    return calls
+
+
 def _stage_weights(rng, stage):
     return [_weights(rng, cin, ce, cout, expand) for cin, ce, cout, _, expand, _ in stage]
 
@@ -330,12 +341,8 @@ def test_kernel_chain_rejects_blocks_that_do_not_chain():
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_graph_stage_runs_as_one_chain_and_matches_torch(monkeypatch, threads):
-    calls = []
-    original = fusion_block._compute_chain
-    monkeypatch.setattr(fusion_block, "_compute_chain",
-                        lambda chain, strides: calls.append(len(chain)) or
-                        original(chain, strides))
+def test_graph_stage_runs_as_one_chain_and_matches_torch(chain_lengths, threads):
+    calls = chain_lengths
     F.set_thread_number(threads)
     try:
         rng = np.random.default_rng(11)
@@ -352,12 +359,8 @@ def test_graph_stage_runs_as_one_chain_and_matches_torch(monkeypatch, threads):
         F.set_thread_number(1)
 
 
-def test_held_block_output_splits_the_chain_and_keeps_its_value(monkeypatch):
-    calls = []
-    original = fusion_block._compute_chain
-    monkeypatch.setattr(fusion_block, "_compute_chain",
-                        lambda chain, strides: calls.append(len(chain)) or
-                        original(chain, strides))
+def test_held_block_output_splits_the_chain_and_keeps_its_value(chain_lengths):
+    calls = chain_lengths
     rng = np.random.default_rng(12)
     weights = _stage_weights(rng, STAGE)
     data = rng.standard_normal((1, 8, 11, 11)).astype(np.float32)
@@ -434,14 +437,10 @@ def test_block_whose_expand_weight_is_computed_in_the_graph():
         np.testing.assert_allclose(y.read(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
 
 
-def test_chain_reads_weights_written_between_runs(monkeypatch):
+def test_chain_reads_weights_written_between_runs(chain_lengths):
     # A chain keeps its weight Vars and settings between runs, not their values: weights
     # written after a run are the ones the next run uses.
-    calls = []
-    original = fusion_block._compute_chain
-    monkeypatch.setattr(fusion_block, "_compute_chain",
-                        lambda chain, strides: calls.append(len(chain)) or
-                        original(chain, strides))
+    calls = chain_lengths
     rng = np.random.default_rng(16)
     weights = _stage_weights(rng, STAGE)
     xp = F.placeholder([1, 8, 15, 13])
