@@ -241,9 +241,10 @@ class LoadedModule(Module):
         arrays, borrowed = self._arrays(inputs)
         outs = self.run_arrays(arrays)
         if borrowed:
-            # The caller's arrays are read in place (copying a 224x224 image cost 1.5% of
-            # a MobileNetV2 run); an output that views one of them (a model that only
-            # reshapes, say) is copied, so no output aliases a buffer the caller may write.
+            # The caller's arrays are read in place (copying a 1x3x224x224 input took
+            # about 0.04 ms of a 2 ms MobileNetV2 run); an output that views one of them
+            # (a model that only reshapes, say) is copied, so no output aliases a buffer
+            # the caller may write.
             outs = [np.array(out) if any(np.may_share_memory(out, a) for a in borrowed)
                     else out for out in outs]
         return [_source("const", out, v.data_format)
