@@ -11,7 +11,10 @@ and run many times, so here the steps themselves are rewritten once:
   ``inverted_residual_chain`` step (:func:`mnn.express.ops.fusion_block.run_chain`: one
   kernel call for all of them);
 * ``relu(conv2d(...) + skip)`` becomes one ``conv2d_add_relu`` step: the convolution,
-  then the add and relu in one pass in place in its fresh output.
+  then the add and relu in one pass in place in its fresh output;
+* a converted classifier, ``reduce_mean`` over H and W, ``reshape`` to ``(N, C, 1, 1)``, a
+  1x1 ``conv2d`` and a last ``reshape``, becomes one ``global_pool_dense`` step: the
+  plane means straight into the convolution's input, no dispatch between.
 
 A chain is merged only when its intermediate slots feed nothing else and are not plan
 outputs. A merged step checks shapes with the ops' own inference, chained, so a wrong
@@ -20,12 +23,17 @@ float32, say) it computes the ops one by one.
 """
 import numpy as np
 
+from .._cython import pool as _pool_k
 from ..express.ops import fusion_add_relu, fusion_block
+from ..express.ops.movement import _reshape_target
+from ..express.ops.reduce import PARALLEL_MIN_SIZE as _PARALLEL_MIN
 from ..express.optable import OpDef, TensorMeta, get_op
+from ..express.runtime import get_thread_number
 
 __all__ = ["fuse_steps"]
 
 _CONV = "conv2d"
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _walk_chain(parts, values, step):
@@ -173,6 +181,40 @@ ADD_RELU_OP = OpDef("conv2d_add_relu", _add_relu_infer, _add_relu_compute,
                     doc="relu(conv2d(...) + skip), one step of a plan")
 
 
+# -- classifier head: mean over H and W, reshape to (N, C, 1, 1), 1x1 conv [, reshape] --
+
+
+def _head_infer(metas, parts):
+    out = _walk_chain(parts, metas, _infer_step)
+    return [(out.shape, out.dtype)]
+
+
+def _head_compute(arrays, parts):
+    x = arrays[0]
+    if type(x) is np.ndarray and x.ndim == 4 and x.dtype in _FLOATS and \
+            x.shape[2] * x.shape[3] > 0:
+        n, c = x.shape[:2]
+        reshape = parts[1][1]
+        if _reshape_target((n, c), reshape["shape"], reshape["zero_copies"]) == \
+                (n, c, 1, 1):
+            # The mean as reduce_mean computes it (the pooling kernel's plane means),
+            # straight into the conv's (N, C, 1, 1) input.
+            pooled = np.empty((n, c, 1, 1), x.dtype)
+            _pool_k.global_forward(np.ascontiguousarray(x).reshape(n * c, -1),
+                                   pooled.reshape(n * c), False,
+                                   get_thread_number() if x.size >= _PARALLEL_MIN else 1)
+            y = get_op(_CONV).compute([pooled] + list(arrays[1:]), **parts[2][1])
+            if len(parts) == 4:
+                y = get_op("reshape").compute([y], **parts[3][1])
+            return y
+    return _walk_chain(parts, arrays, _compute_step)
+
+
+HEAD_OP = OpDef("global_pool_dense", _head_infer, _head_compute,
+                doc="mean over H and W, reshape, 1x1 conv [, reshape]: a converted "
+                    "classifier, one step of a plan")
+
+
 # -- the pass --------------------------------------------------------------------------
 
 
@@ -199,6 +241,8 @@ def fuse_steps(steps, keep, constants):
         found = _block_at(step, producer, only_reader, constants, absorbed)
         if found is None:
             found = _add_relu_at(step, producer, only_reader, absorbed)
+        if found is None:
+            found = _head_at(step, producer, only_reader, constants, absorbed)
         if found is None:
             continue
         members, fused = found
@@ -317,6 +361,42 @@ def _add_relu_at(step, producer, only_reader, absorbed):
                               tuple(conv.inputs) + (add.inputs[1 - i],))
             return [conv, add], fused
     return None
+
+
+def _head_at(step, producer, only_reader, constants, absorbed):
+    """``(members, fused step)`` when ``step`` ends a classifier head: ``reduce_mean``
+    over axes 2 and 3, ``reshape``, a 1x1 ``conv2d`` (stride 1, no pads, one group),
+    optionally a last ``reshape``."""
+    last, conv = step, step
+    if step.op.name == "reshape" and len(step.inputs) == 1:
+        conv = producer.get(step.inputs[0])
+        if conv is None or not only_reader(step.inputs[0]):
+            return None
+    if not _is_conv(conv) or id(conv) in absorbed:
+        return None
+    w = _weight_shape(conv, constants)
+    attrs = conv.attrs
+    if w is None or w[2:] != (1, 1) or attrs["group"] != 1 or \
+            tuple(attrs["strides"]) != (1, 1) or any(attrs["pads"]) or \
+            tuple(attrs["dilations"]) != (1, 1):
+        return None
+    reshape = producer.get(conv.inputs[0])
+    if reshape is None or reshape.op.name != "reshape" or len(reshape.inputs) != 1 or \
+            not only_reader(conv.inputs[0]) or id(reshape) in absorbed:
+        return None
+    mean = producer.get(reshape.inputs[0])
+    if mean is None or mean.op.name != "reduce_mean" or len(mean.inputs) != 1 or \
+            not only_reader(reshape.inputs[0]) or id(mean) in absorbed or \
+            tuple(mean.attrs["axes"]) != (2, 3) or mean.attrs["keepdims"]:
+        return None
+    members = [mean, reshape, conv] + ([step] if step is not conv else [])
+    parts = [("reduce_mean", mean.attrs, 0), ("reshape", reshape.attrs, 0),
+             (_CONV, attrs, len(conv.inputs) - 1)]
+    if step is not conv:
+        parts.append(("reshape", step.attrs, 0))
+    fused = _new_step(last, HEAD_OP, {"parts": tuple(parts)},
+                      (mean.inputs[0],) + tuple(conv.inputs[1:]))
+    return members, fused
 
 
 def _new_step(last, op, attrs, inputs):

@@ -166,3 +166,58 @@ def test_chain_step_wrong_input_shape_names_the_conv():
     data = rng.standard_normal((1, 6, 8, 9)).astype(np.float32)
     (got,) = plan.run([data])
     np.testing.assert_allclose(got, _torch_three(data, ps)[1], rtol=1e-4, atol=1e-4)
+
+
+def _head(x, w, b, final_reshape=True):
+    # a converted classifier: mean over H and W, reshape, 1x1 conv, reshape
+    pooled = F.reshape(F.reduce_mean(x, [2, 3]), [-1, w.shape[1], 1, 1])
+    y = F.conv2d(pooled, F.const(w), F.const(b), (1, 1), (0, 0))
+    return F.reshape(y, [0, -1]) if final_reshape else y
+
+
+def _torch_head(data, w, b):
+    t = torch.from_numpy(data).mean(dim=(2, 3), keepdim=True)
+    return tf.conv2d(t, torch.from_numpy(w), torch.from_numpy(b)).flatten(1).numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("final_reshape", [True, False])
+def test_classifier_head_is_one_step_and_matches_torch(dtype, final_reshape):
+    rng = np.random.default_rng(21)
+    w = _rand(rng, 10, 24, 1, 1, dtype=dtype)
+    b = _rand(rng, 10, dtype=dtype)
+    x = F.placeholder([-1, 24, 5, 6], dtype=dtype)
+    plan = Plan([x], [_head(x, w, b, final_reshape)])
+    assert _ops(plan) == ["global_pool_dense"]
+    for batch in (1, 3):  # the batch changes: the same step, shapes checked again
+        data = rng.standard_normal((batch, 24, 5, 6)).astype(dtype)
+        (got,) = plan.run([data])
+        want = _torch_head(data, w, b)
+        want = want if final_reshape else want.reshape(batch, 10, 1, 1)
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_head_whose_mean_is_a_plan_output_is_not_merged():
+    rng = np.random.default_rng(22)
+    w, b = _rand(rng, 4, 6, 1, 1), _rand(rng, 4)
+    x = F.placeholder([2, 6, 3, 3])
+    mean = F.reduce_mean(x, [2, 3])
+    y = F.reshape(F.conv2d(F.reshape(mean, [-1, 6, 1, 1]), F.const(w), F.const(b),
+                           (1, 1), (0, 0)), [0, -1])
+    plan = Plan([x], [mean, y])
+    assert "global_pool_dense" not in _ops(plan)
+    data = rng.standard_normal((2, 6, 3, 3)).astype(np.float32)
+    got_mean, got = plan.run([data])
+    np.testing.assert_allclose(got_mean, data.mean(axis=(2, 3)), rtol=1e-6)
+    np.testing.assert_allclose(got, _torch_head(data, w, b), rtol=1e-5, atol=1e-6)
+
+
+def test_head_with_a_wrong_channel_count_names_the_conv():
+    rng = np.random.default_rng(23)
+    w, b = _rand(rng, 4, 6, 1, 1), _rand(rng, 4)
+    x = F.placeholder([1, -1, 3, 3])
+    plan = Plan([x], [_head(x, w, b)])
+    assert _ops(plan) == ["global_pool_dense"]
+    with pytest.raises(Exception, match="reshape|conv2d"):
+        plan.run([np.zeros((1, 5, 3, 3), np.float32)])
