@@ -23,12 +23,10 @@ float32, say) it computes the ops one by one.
 """
 import numpy as np
 
-from .._cython import pool as _pool_k
 from ..express.ops import fusion_add_relu, fusion_block
 from ..express.ops.movement import _reshape_target
-from ..express.ops.reduce import PARALLEL_MIN_SIZE as _PARALLEL_MIN
+from ..express.ops.nn_pool import pool_planes
 from ..express.optable import OpDef, TensorMeta, get_op
-from ..express.runtime import get_thread_number
 
 __all__ = ["fuse_steps"]
 
@@ -199,10 +197,7 @@ def _head_compute(arrays, parts):
                 (n, c, 1, 1):
             # The mean as reduce_mean computes it (the pooling kernel's plane means),
             # straight into the conv's (N, C, 1, 1) input.
-            pooled = np.empty((n, c, 1, 1), x.dtype)
-            _pool_k.global_forward(np.ascontiguousarray(x).reshape(n * c, -1),
-                                   pooled.reshape(n * c), False,
-                                   get_thread_number() if x.size >= _PARALLEL_MIN else 1)
+            pooled = pool_planes(np.ascontiguousarray(x), False)
             y = get_op(_CONV).compute([pooled] + list(arrays[1:]), **parts[2][1])
             if len(parts) == 4:
                 y = get_op("reshape").compute([y], **parts[3][1])

@@ -19,10 +19,10 @@ import sys
 
 import numpy as np
 
-from ..._cython import pool as _pool_k
 from . import nn_common as nc
 from .linalg import _matmul_2d
 from .movement import _reshape_target
+from .nn_pool import pool_planes
 
 __all__ = ["Dense", "plan"]
 
@@ -30,8 +30,6 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # References to an intermediate Var held only by the graph: its one consumer's inputs
 # list, the planner's local variable, sole_reader's argument and getrefcount's own.
 _GRAPH_ONLY_REFS = 4
-# Threads for the plane means only past this many elements (as global pooling).
-_PARALLEL_MIN = 1 << 18
 
 
 class Dense:
@@ -84,14 +82,11 @@ class Dense:
         if type(x) is not np.ndarray or x.ndim != 4 or x.dtype not in _FLOATS or \
                 x.shape[2] * x.shape[3] == 0:
             return None
-        n, c, h, w = x.shape
+        n, c = x.shape[:2]
         attrs = self.reshape.attrs
         if _reshape_target((n, c, 1, 1), attrs["shape"], attrs["zero_copies"]) != (n, c):
             return None
-        a = np.empty((n, c), x.dtype)
-        _pool_k.global_forward(nc.c_array(x).reshape(n * c, h * w), a.reshape(n * c),
-                               False, nc.threads(x.size) if x.size >= _PARALLEL_MIN else 1)
-        return a
+        return pool_planes(nc.c_array(x), False).reshape(n, c)
 
 
 def _value(v):

@@ -119,8 +119,10 @@ def _forward_threads(n):
     return 1 if n < 1 << 18 else nc.threads(n)
 
 
-def _global(x, is_max):
-    """Global pooling: one contiguous reduction per plane (no window tables)."""
+def pool_planes(x, is_max):
+    """Global pooling of a C-contiguous ``(N, C, H, W)`` float array: the max or mean of
+    each plane, ``(N, C, 1, 1)``, one contiguous reduction per plane (no window
+    tables)."""
     n, c, h, w = x.shape
     y = np.empty((n, c, 1, 1), x.dtype)
     _pool_k.global_forward(x.reshape(n * c, h * w), y.reshape(n * c), is_max,
@@ -144,7 +146,7 @@ def _max_infer(metas, **attrs):
 def _max_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
     if attrs["global_pool"]:
-        return _global(x, True)
+        return pool_planes(x, True)
     windows, steps, _, key = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (windows[1].shape[1], windows[2].shape[1]), x.dtype)
     if _regular(attrs):
@@ -228,7 +230,7 @@ def _avg_infer(metas, **attrs):
 def _avg_compute(arrays, **attrs):
     x = nc.c_array(arrays[0])
     if attrs["global_pool"]:
-        return _global(x, False)
+        return pool_planes(x, False)
     windows, steps, divs, key = _tables(x.shape[2:], attrs, x.dtype)
     y = np.empty(x.shape[:2] + (windows[1].shape[1], windows[2].shape[1]), x.dtype)
     if _regular(attrs):
