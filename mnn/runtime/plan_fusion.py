@@ -62,7 +62,8 @@ def _compute_step(name, arrays, attrs):
 # -- inverted-residual blocks ---------------------------------------------------------
 
 
-def _block_infer(metas, parts):
+def _parts_infer(metas, parts):
+    # a merged step's inference: its ops' own, chained
     out = _walk_chain(parts, metas, _infer_step)
     return [(out.shape, out.dtype)]
 
@@ -94,7 +95,7 @@ def _weight_count(parts):
     return sum(extra for _, _, extra in parts)
 
 
-BLOCK_OP = OpDef("inverted_residual_block", _block_infer, _block_compute,
+BLOCK_OP = OpDef("inverted_residual_block", _parts_infer, _block_compute,
                  doc="conv 1x1 -> depthwise 3x3 -> conv 1x1 [+ input], one step of a plan")
 
 
@@ -182,11 +183,6 @@ ADD_RELU_OP = OpDef("conv2d_add_relu", _add_relu_infer, _add_relu_compute,
 # -- classifier head: mean over H and W, reshape to (N, C, 1, 1), 1x1 conv [, reshape] --
 
 
-def _head_infer(metas, parts):
-    out = _walk_chain(parts, metas, _infer_step)
-    return [(out.shape, out.dtype)]
-
-
 def _head_compute(arrays, parts):
     x = arrays[0]
     if type(x) is np.ndarray and x.ndim == 4 and x.dtype in _FLOATS and \
@@ -205,7 +201,7 @@ def _head_compute(arrays, parts):
     return _walk_chain(parts, arrays, _compute_step)
 
 
-HEAD_OP = OpDef("global_pool_dense", _head_infer, _head_compute,
+HEAD_OP = OpDef("global_pool_dense", _parts_infer, _head_compute,
                 doc="mean over H and W, reshape, 1x1 conv [, reshape]: a converted "
                     "classifier, one step of a plan")
 
@@ -362,7 +358,7 @@ def _head_at(step, producer, only_reader, constants, absorbed):
     """``(members, fused step)`` when ``step`` ends a classifier head: ``reduce_mean``
     over axes 2 and 3, ``reshape``, a 1x1 ``conv2d`` (stride 1, no pads, one group),
     optionally a last ``reshape``."""
-    last, conv = step, step
+    conv = step
     if step.op.name == "reshape" and len(step.inputs) == 1:
         conv = producer.get(step.inputs[0])
         if conv is None or not only_reader(step.inputs[0]):
@@ -389,7 +385,7 @@ def _head_at(step, producer, only_reader, constants, absorbed):
              (_CONV, attrs, len(conv.inputs) - 1)]
     if step is not conv:
         parts.append(("reshape", step.attrs, 0))
-    fused = _new_step(last, HEAD_OP, {"parts": tuple(parts)},
+    fused = _new_step(step, HEAD_OP, {"parts": tuple(parts)},
                       (mean.inputs[0],) + tuple(conv.inputs[1:]))
     return members, fused
 
