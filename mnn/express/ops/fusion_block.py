@@ -30,6 +30,7 @@ __all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_
            "run_chain"]
 
 _F32 = np.dtype(np.float32)
+_VALUES = operator.attrgetter("values")
 # Last project conv Expr of a block or chain -> its prepared kernel arguments
 # (run_chain), dropped with the graph.
 _PREPARED = weakref.WeakKeyDictionary()
@@ -180,23 +181,47 @@ def _compute_chain(chain, strides):
     known = prepared.get("chain")
     if known is None or known[0] != head or known[1] is not tail[0] or \
             known[2] is not tail[1] or known[3] != last_add or known[4] != strides:
+        sources, static = _chain_sources(chain, strides)
         known = prepared["chain"] = (head, tail[0], tail[1], last_add, list(strides),
-                                     *_chain_sources(chain, strides))
+                                     sources, static, _skipped(chain),
+                                     [v.expr for v in sources if v is not None])
+        prepared.pop("values", None)
     sources, static = known[5], known[6]
     first = chain[0][0] if chain[0][0] is not None else chain[0][1]
     x = _value(first.inputs[0])
-    arrays = []
-    for v in sources:
-        if v is None:
-            arrays.append(None)  # no expand conv, or no bias
-            continue
-        values = v.expr.values
-        if values is None:
-            return False  # released upstream: op by op (the ops revive it)
-        arrays.append(values[v.index])
+    # The weights' value lists (replaced, never changed in place, when a value changes)
+    # compared by identity with the last run's: a model run over and over finds them
+    # unchanged, and the last run's arrays serve again without a walk in Python.
+    values = list(map(_VALUES, known[8]))
+    last = prepared.get("values")
+    if last is not None and all(map(operator.is_, values, last[0])):
+        arrays = last[1]
+    else:
+        arrays = []
+        for v in sources:
+            if v is None:
+                arrays.append(None)  # no expand conv, or no bias
+                continue
+            held = v.expr.values
+            if held is None:
+                return False  # released upstream: op by op (the ops revive it)
+            arrays.append(held[v.index])
+        prepared["values"] = (values, arrays)
     y = run_chain_flat(x, arrays, static, prepared)
     if y is None:
         return False
+    if last_add:
+        # The last project is this entry's key: kept out of the entry, which would
+        # otherwise hold its own key (and the graph) alive.
+        tail[3].store_result(y, known[7] + [last_project])
+    else:
+        last_project.store_result(y, known[7])
+    return True
+
+
+def _skipped(chain):
+    """The Exprs a chain's call computes without storing, inputs first: every one but
+    the last block's final one (and, when that block adds its input, its project)."""
     members = []
     for expand, depthwise, project, add in chain:
         if expand is not None:
@@ -205,9 +230,10 @@ def _compute_chain(chain, strides):
         members.append(project)
         if add is not None:
             members.append(add)
-    final = members.pop()  # the last block's final is stored, not skipped
-    final.store_result(y, members)
-    return True
+    members.pop()  # the last block's final is stored, not skipped
+    if chain[-1][3] is not None:
+        members.pop()  # its project: the key of the chain's entry (see _compute_chain)
+    return members
 
 
 def _chain_sources(chain, strides):
@@ -259,7 +285,8 @@ def run_chain_flat(x, arrays, static, prepared):
     if prepared is not None:
         hit = prepared.get("key")
         if hit is not None and hit[0] == x.shape and hit[1] == static and \
-                len(hit[2]) == len(arrays) and all(map(operator.is_, hit[2], arrays)):
+                (hit[2] is arrays or len(hit[2]) == len(arrays) and
+                 all(map(operator.is_, hit[2], arrays))):
             made = prepared["args"]
     if made is None:
         a, st = len(_ARRAYS), len(_STATIC)

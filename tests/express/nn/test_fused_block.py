@@ -465,3 +465,29 @@ def test_chain_reads_weights_written_between_runs(chain_lengths):
         want = _torch_stage(data, STAGE, weights)
         np.testing.assert_allclose(y.read(), want, **_tol(want))
     assert calls == [len(STAGE)] * 3
+
+
+@pytest.mark.parametrize("stage", [STAGE[:4], STAGE], ids=["ends-with-add", "ends-with-project"])
+def test_dropped_graph_is_freed_with_its_chain_entry(chain_lengths, stage):
+    # The chain's prepared entry is keyed weakly by the last project conv; whatever it
+    # holds must not keep that key (so the graph) alive once nobody holds the graph.
+    import gc
+    import weakref
+
+    rng = np.random.default_rng(17)
+    weights = _stage_weights(rng, stage)
+    xp = F.placeholder([1, 8, 9, 11])
+    y = _graph_stage(xp, stage, weights)
+    for _ in range(2):
+        data = rng.standard_normal((1, 8, 9, 11)).astype(np.float32)
+        xp.write(data)
+        want = _torch_stage(data, stage, weights)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    assert chain_lengths == [len(stage)] * 2
+    root = weakref.ref(y.expr)
+    key = y.expr if y.expr.op.name == "conv2d" else y.expr.inputs[1].expr
+    assert key.op.name == "conv2d" and key in fusion_block._PREPARED
+    key = weakref.ref(key)
+    del xp, y
+    gc.collect()
+    assert root() is None and key() is None
