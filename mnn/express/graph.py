@@ -287,9 +287,11 @@ def _fusion():
     """The multiply-add fusion planner (mnn/express/ops/fusion.py), imported on first use
     with the other planners."""
     if not _FUSION:
-        from .ops import fusion, fusion_add_relu, fusion_block, fusion_dense
+        from .ops import (fusion, fusion_add_relu, fusion_block, fusion_conv_pool,
+                          fusion_dense)
 
-        _FUSION.extend((fusion, fusion_block, fusion_add_relu, fusion_dense))
+        _FUSION.extend((fusion, fusion_block, fusion_add_relu, fusion_dense,
+                        fusion_conv_pool))
     return _FUSION[0]
 
 
@@ -309,6 +311,12 @@ def _fusion_dense():
     """The dense layer / classifier head planner (mnn/express/ops/fusion_dense.py)."""
     _fusion()
     return _FUSION[3]
+
+
+def _fusion_conv_pool():
+    """The conv + max pool planner (mnn/express/ops/fusion_conv_pool.py)."""
+    _fusion()
+    return _FUSION[4]
 
 
 def bump_shape_epoch():
@@ -576,7 +584,8 @@ def _order_plan(order):
     """``(groups, member_final, release, schedule)`` for ``order``, by positions in it:
     ``groups[final] = (member positions, compute(order) -> bool)`` for chains computed by
     one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
-    then :mod:`.ops.fusion_add_relu`, :mod:`.ops.fusion_dense` dense layers and
+    then :mod:`.ops.fusion_conv_pool` conv + max pool pairs,
+    :mod:`.ops.fusion_add_relu`, :mod:`.ops.fusion_dense` dense layers and
     :mod:`.ops.fusion` multiply-add pairs, each not touching an earlier group);
     ``member_final[m]`` the final position of member ``m``; ``release[i]`` the positions
     whose values go after position ``i`` computed (:func:`_release_plan`); ``schedule``
@@ -611,6 +620,10 @@ def _order_plan(order):
         for block in _fusion_block().plan(order).values():
             add_group(position[id(block.final)], [position[id(m)] for m in block.members],
                       block.runner(position))
+    if "max_pool" in names and "conv2d" in names:
+        for fused in _fusion_conv_pool().plan(order).values():
+            add_group(position[id(fused.pool)], [position[id(m)] for m in fused.members],
+                      fused.runner(position))
     if "relu" in names and "add" in names:
         for fused in _fusion_add_relu().plan(order).values():
             add_group(position[id(fused.relu)], [position[id(m)] for m in fused.members],

@@ -187,7 +187,9 @@ def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, paddi
     zeros = np.zeros(o, dtype)
     zeros.flags.writeable = False
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    if _is_depthwise(c, w_shape, group):
+    kind = _kernel_kind(x_shape, dtype, w_shape, strides, pads, dilations, group,
+                        (oh, ow))
+    if kind == "depthwise":
         def run(x, w, bias):
             y = np.empty(out_shape, dtype)
             _dw_k.forward(x, w.reshape(o, kh, kw), zeros if bias is None else bias, y,
@@ -195,8 +197,8 @@ def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, paddi
                           dilations[1], nt, lo, hi)
             return y
         return run
-    wino = _use_winograd(x_shape, w_shape, strides, dilations, group, dtype)
-    if wino:
+    if kind == "winograd":
+        wino = _use_winograd(x_shape, w_shape, strides, dilations, group, dtype)
         work = _wino_k.plan(n, c, o, oh, ow, wino, nt)[1]
 
         def run(x, w, bias):
@@ -207,11 +209,11 @@ def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, paddi
             return y
         return run
     og = o // group
-    pointwise = (kh == 1 and kw == 1 and tuple(strides) == (1, 1) and not any(pads))
+    pointwise = _pointwise(w_shape, strides, pads)
     rows = cg * kh * kw
-    if pointwise and h * wd == 1 and group == 1:
+    if kind == "dense":
         return _dense_plan(out_shape, dtype, zeros, lo, hi)
-    if _use_direct(dtype, rows, pointwise, oh * ow):
+    if kind == "direct":
         return _direct_plan(x_shape, dtype, w_shape, out_shape, zeros, pads, strides,
                             dilations, group, nt, lo, hi)
     sgemm = _use_sgemm(dtype, rows, oh * ow)
@@ -263,6 +265,40 @@ def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, paddi
             _conv_k.bias_clamp(y3[i], bias, lo, hi, nt)
         return y
     return run
+
+
+def _pointwise(w_shape, strides, pads):
+    return tuple(w_shape[2:]) == (1, 1) and tuple(strides) == (1, 1) and not any(pads)
+
+
+def _kernel_kind(x_shape, dtype, w_shape, strides, pads, dilations, group, out_hw):
+    """The kernel :func:`_conv2d_plan` runs a convolution by: ``"depthwise"``,
+    ``"winograd"``, ``"dense"`` (1x1 on 1x1 images), ``"direct"`` or ``"gemm"`` (packed
+    GEMM or im2col + GEMM); ``pads`` resolved, ``out_hw`` the output size."""
+    o, cg, kh, kw = w_shape
+    if _is_depthwise(x_shape[1], w_shape, group):
+        return "depthwise"
+    if _use_winograd(x_shape, w_shape, strides, dilations, group, dtype):
+        return "winograd"
+    pointwise = _pointwise(w_shape, strides, pads)
+    if pointwise and x_shape[2] * x_shape[3] == 1 and group == 1:
+        return "dense"
+    if _use_direct(dtype, cg * kh * kw, pointwise, out_hw[0] * out_hw[1]):
+        return "direct"
+    return "gemm"
+
+
+def direct_geometry(x_shape, dtype, w_shape, strides, pads, dilations, group,
+                    padding_mode):
+    """``(pads, (oh, ow))`` (pads resolved) of a conv2d that runs by the direct kernel
+    with one group, else None: the convolutions :mod:`.fusion_conv_pool` computes with
+    their max pool by the same kernel."""
+    if group != 1 or len(x_shape) != 4 or len(w_shape) != 4:
+        return None
+    pads, out_hw = _geometry(x_shape[2:], w_shape[2:], strides, pads, dilations,
+                             padding_mode)
+    kind = _kernel_kind(x_shape, dtype, w_shape, strides, pads, dilations, group, out_hw)
+    return (pads, out_hw) if kind == "direct" else None
 
 
 def _dense_plan(out_shape, dtype, zeros, lo, hi):

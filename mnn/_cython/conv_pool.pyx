@@ -1,0 +1,187 @@
+# cython: language_level=3
+"""A convolution by the direct kernel followed by a max pool that alone reads it
+(include/conv_pool.h): the conv rows each band of pooled rows needs are computed into
+per-thread scratch that stays in L2 and pooled from there, so the conv's output never goes
+to memory.
+
+Every shape, the padded input, the scratch sizes and the pool's windows are checked here
+before the C code runs: the C code trusts them.
+"""
+import numpy as np
+from cython.parallel cimport prange
+cimport openmp
+
+cdef extern from "conv_pool.h":
+    const int mnn_sd_enabled
+    const int mnn_sd_m
+    Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
+    void mnn_sd_pad_rows(const float* src, Py_ssize_t sr, Py_ssize_t H, Py_ssize_t W,
+                         float* dst, Py_ssize_t wp, Py_ssize_t pt, Py_ssize_t pl,
+                         Py_ssize_t r0, Py_ssize_t r1) nogil
+    void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
+                     Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
+    ctypedef struct mnn_cp_geom:
+        Py_ssize_t M, K
+        const float* pw
+        const float* bias
+        float lo, hi
+        const Py_ssize_t* koff
+        Py_ssize_t rstep, csw, OH, OW
+        int tile_major
+        Py_ssize_t PH, PW, kh, kw, sh, sw, pt, pl, dh, dw, R, cap, rowlen
+    void mnn_cp_rows(const mnn_cp_geom* g, const float* x, float* y, Py_ssize_t a,
+                     Py_ssize_t b, float* band, Py_ssize_t* po, float* t) nogil
+
+# Floats of conv rows a band aims at (256 KB): with the input rows it reads, it stays in a
+# 1 MB L2.
+_BAND_TARGET = 64 * 1024
+# Tile-major tiles when the packed weight fits in half of L2 (as sgemm.conv_direct_images).
+_TILE_MAJOR_BYTES = 512 << 10
+
+
+def available():
+    """Whether the kernel is compiled in (the direct kernel needs AVX-512 F, DQ, VL)."""
+    return bool(mnn_sd_enabled)
+
+
+def padded_hw(Py_ssize_t H, Py_ssize_t W, conv, Py_ssize_t oh, Py_ssize_t ow):
+    """``(hp, wp)``: the input with a zero border wide enough for every conv window
+    (``conv = (kh, kw, sh, sw, pt, pl, dh, dw)``): pt rows above, pl columns left, below
+    and right as far as the last window reaches."""
+    kh, kw, sh, sw, pt, pl, dh, dw = conv
+    return (max(H + pt, (oh - 1) * sh + (kh - 1) * dh + 1),
+            max(W + pl, (ow - 1) * sw + (kw - 1) * dw + 1))
+
+
+def windows_inside(Py_ssize_t n, Py_ssize_t out, Py_ssize_t k, Py_ssize_t s, Py_ssize_t p,
+                   Py_ssize_t d):
+    """Whether each of ``out`` pooling windows along an axis of ``n`` (window ``i`` starts
+    at ``i*s - p``, ``k`` taps ``d`` apart) has a tap inside ``[0, n)``."""
+    cdef Py_ssize_t i, j, r
+    for i in range(out):
+        for j in range(k):
+            r = i * s - p + j * d
+            if 0 <= r < n:
+                break
+        else:
+            return False
+    return True
+
+
+def conv_max_pool(const float[::1] packed, Py_ssize_t m, const float[:, :, :, ::1] x,
+                  float[:, :, :, ::1] y, const float[::1] bias, conv, Py_ssize_t oh,
+                  Py_ssize_t ow, pool, double lo=-np.inf, double hi=np.inf,
+                  int nthreads=1, pad_scratch=None):
+    """``y = max_pool(clip(conv2d(x, A) + bias, lo, hi))`` without storing the conv.
+
+    Parameters
+    ----------
+    packed : ndarray of float32
+        ``sgemm.pack_weight_direct`` of the conv weight ``A``, ``(m, C*kh*kw)``.
+    m : int
+        Output channels of the conv.
+    x : ndarray of float32, shape (N, C, H, W), C-contiguous
+    y : ndarray of float32, shape (N, m, PH, PW), C-contiguous
+        The pooled output (overwritten).
+    bias : ndarray of float32, shape (m,)
+    conv : tuple of int
+        ``(kh, kw, sh, sw, pt, pl, dh, dw)``: kernel, stride, top/left pads, dilation
+        (pixels outside the image are zero).
+    oh, ow : int
+        The conv's output size.
+    pool : tuple of int
+        ``(kh, kw, sh, sw, pt, pl, dh, dw)`` of the max pool over the conv's output
+        (taps outside it are skipped; every window must have one inside).
+    lo, hi : float
+        Clamp of the conv's output (its fused activation).
+    nthreads : int
+    pad_scratch : ndarray of float32, optional
+        At least ``N*C*hp*wp`` floats (:func:`padded_hw`) for the zero-bordered copy of
+        the input when its windows reach outside it; a new array when None.
+    """
+    if not mnn_sd_enabled:
+        raise RuntimeError("conv_max_pool: the direct kernel needs AVX-512 (F, DQ, VL)")
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    cdef Py_ssize_t kh, kw, sh, sw, pt, pl, dh, dw
+    kh, kw, sh, sw, pt, pl, dh, dw = conv
+    cdef Py_ssize_t qkh, qkw, qsh, qsw, qpt, qpl, qdh, qdw
+    qkh, qkw, qsh, qsw, qpt, qpl, qdh, qdw = pool
+    cdef Py_ssize_t K = C * kh * kw
+    cdef Py_ssize_t PH = y.shape[2], PW = y.shape[3]
+    if min(kh, kw, sh, sw, dh, dw, qkh, qkw, qsh, qsw, qdh, qdw, oh, ow) < 1 or \
+            min(pt, pl, qpt, qpl) < 0:
+        raise ValueError(f"conv_max_pool: conv {tuple(conv)} or pool {tuple(pool)} has a "
+                         f"size, stride or dilation below 1 or a negative pad, or the "
+                         f"conv output {(oh, ow)} is empty")
+    if m < 1 or packed.shape[0] != mnn_sd_packed_size(m, K) or bias.shape[0] != m:
+        raise ValueError(f"conv_max_pool: packed weight of {packed.shape[0]} floats and "
+                         f"bias ({bias.shape[0]},) are not a ({m}, {C}*{kh}*{kw}) conv")
+    if y.shape[0] != N or y.shape[1] != m or PH < 1 or PW < 1:
+        raise ValueError(f"conv_max_pool: output {np.shape(y)} is not ({N}, {m}, >0, >0)")
+    if K < 1 or H < 1 or W < 1:
+        raise ValueError(f"conv_max_pool: empty input {np.shape(x)}")
+    if not (windows_inside(oh, PH, qkh, qsh, qpt, qdh) and
+            windows_inside(ow, PW, qkw, qsw, qpl, qdw)):
+        raise ValueError(f"conv_max_pool: a window of the pool {tuple(pool)} giving "
+                         f"{(PH, PW)} from {(oh, ow)} has no tap inside the conv output")
+    if nthreads < 1:
+        raise ValueError("conv_max_pool: nthreads must be >= 1")
+    if N == 0:
+        return
+    cdef Py_ssize_t hp, wp
+    hp, wp = padded_hw(H, W, conv, oh, ow)
+    cdef const float[:, :, :, ::1] xv = x
+    cdef float[::1] buf
+    cdef Py_ssize_t plane, job
+    if (hp, wp) != (H, W):
+        if pad_scratch is None:
+            pad_scratch = np.empty(N * C * hp * wp, np.float32)
+        buf = pad_scratch
+        if buf.shape[0] < N * C * hp * wp:
+            raise ValueError(f"conv_max_pool: pad scratch of {buf.shape[0]} floats is "
+                             f"smaller than the padded input ({N * C * hp * wp})")
+        with nogil:
+            for job in prange(N * C, num_threads=nthreads, schedule="static"):
+                mnn_sd_pad_rows(&x[job // C, job % C, 0, 0], W, H, W, &buf[job * hp * wp],
+                                wp, pt, pl, 0, hp)
+        xv = np.asarray(pad_scratch)[:N * C * hp * wp].reshape(N, C, hp, wp)
+    cdef mnn_cp_geom g
+    g.M, g.K, g.pw, g.bias = m, K, &packed[0], &bias[0]
+    g.lo, g.hi = <float>lo, <float>hi
+    g.rstep, g.csw, g.OH, g.OW = sh * wp, sw, oh, ow
+    g.tile_major = (m + mnn_sd_m - 1) // mnn_sd_m > 1 and \
+        packed.shape[0] * sizeof(float) <= _TILE_MAJOR_BYTES
+    g.PH, g.PW, g.kh, g.kw, g.sh, g.sw = PH, PW, qkh, qkw, qsh, qsw
+    g.pt, g.pl, g.dh, g.dw = qpt, qpl, qdh, qdw
+    # Work items: (image, range of pooled rows), images split in row ranges when there
+    # are fewer images than threads.
+    cdef Py_ssize_t parts = max(1, min(PH, (nthreads + N - 1) // N))
+    cdef Py_ssize_t per = (PH + parts - 1) // parts
+    cdef Py_ssize_t span = (qkh - 1) * qdh + 1
+    g.R = max(1, min(per, (_BAND_TARGET // (m * ow) - span) // qsh + 1))
+    g.cap = (g.R - 1) * qsh + span
+    # The padded row: the pool's left pad, the conv row, as far right as the last window
+    # reaches, and 16 floats more (the 3-wide stride-2 vector path loads one past it).
+    g.rowlen = max(qpl + ow, (PW - 1) * qsw + (qkw - 1) * qdw + 1) + 16
+    cdef Py_ssize_t threads = min(nthreads, N * parts)
+    # Per thread: the band (m planes of cap rows), the row scratch; the K offsets shared.
+    cdef Py_ssize_t band_size = m * g.cap * ow, tsize = g.rowlen
+    fw_arr = np.empty(threads * (band_size + tsize), np.float32)
+    iw_arr = np.empty(K + threads * g.cap * ow, np.intp)
+    cdef float[::1] fw = fw_arr
+    cdef Py_ssize_t[::1] iw = iw_arr
+    cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
+    cdef Py_ssize_t item, n, a, b, tid
+    with nogil:
+        mnn_sd_koff(C, kh, kw, hp * wp, wp, dh, dw, &iw[0])
+        g.koff = &iw[0]
+        for item in prange(N * parts, num_threads=threads, schedule="static"):
+            tid = openmp.omp_get_thread_num()
+            n = item // parts
+            a = (item % parts) * per
+            b = a + per if a + per < PH else PH
+            if a < b:
+                mnn_cp_rows(&g, &xv[0, 0, 0, 0] + n * xn, &y[n, 0, 0, 0], a, b,
+                            &fw[tid * (band_size + tsize)],
+                            &iw[K + tid * g.cap * ow],
+                            &fw[tid * (band_size + tsize) + band_size])
