@@ -161,7 +161,9 @@ MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
         __mmask16 ms = mnn_dw3x3_mask(c);
 #pragma GCC unroll 8
         for (int r = 0; r < R; r++) {
-            __m512 v = _mm512_min_ps(_mm512_max_ps(acc[r], vlo), vhi);
+            /* the bounds first: max and min return their second operand when one is
+               NaN, so a NaN passes through the clamp (as torch's clamp and relu) */
+            __m512 v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[r]));
             _mm512_mask_storeu_ps(y + (oy + r) * OW + ox, ms, v);
         }
     }
@@ -204,7 +206,7 @@ static void mnn_dw3x3_pairs_s2(const float *x, ptrdiff_t H, ptrdiff_t W,
                                      acc[i]);
         }
         __m512 v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], vb));
-        v = _mm512_min_ps(_mm512_max_ps(v, vlo), vhi);
+        v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
         _mm512_mask_storeu_ps(y + oy * OW, mnn_dw3x3_mask(oy + 1 < OH ? 2 * OW : OW), v);
     }
 }
@@ -300,7 +302,7 @@ static void mnn_dw3x3_plane_flat(const float *x, ptrdiff_t W, const float *k, fl
         __m512 acc = vb;
         for (int t = 0; t < 9; t++)
             acc = _mm512_fmadd_ps(kv[t], mnn_dw3x3_load(x, v * 16 + off[t], m[t]), acc);
-        acc = _mm512_min_ps(_mm512_max_ps(acc, vlo), vhi);
+        acc = _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc));
         _mm512_mask_storeu_ps(y + v * 16, mnn_dw3x3_mask(n - v * 16), acc);
     }
 #else

@@ -147,8 +147,10 @@ static inline __attribute__((always_inline)) void mnn_sg_tile_core(
         }
         if (last) {
             __m512 b = _mm512_set1_ps(bias[r]);
-            x0 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(x0, b), vlo), vhi);
-            x1 = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(x1, b), vlo), vhi);
+            /* the bounds first: max and min return their second operand when one is
+               NaN, so a NaN passes through the clamp (as torch's clamp and relu) */
+            x0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(x0, b)));
+            x1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(x1, b)));
         }
         _mm512_mask_storeu_ps(c, m0, x0);
         _mm512_mask_storeu_ps(c + 16, m1, x1);
@@ -532,8 +534,9 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
     __m512 b0 = _mm512_maskz_loadu_ps(m0, bias), b1 = _mm512_maskz_loadu_ps(m1, bias + 16);
 #pragma GCC unroll 8
     for (int r = 0; r < NPW; r++) {
-        a0[r] = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(a0[r], b0), vlo), vhi);
-        a1[r] = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(a1[r], b1), vlo), vhi);
+        /* the bounds first: NaN passes through the clamp (see mnn_sg_tile_core) */
+        a0[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a0[r], b0)));
+        a1[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a1[r], b1)));
     }
     mnn_sd_store16(a0, C, ldc, rows, np);
     if (rows > 16) mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np);

@@ -291,3 +291,28 @@ def test_prepared_convolution_follows_threads_and_shapes():
     got = conv.call_op([xt, w, b])
     np.testing.assert_allclose(got, _torch_conv(np.ascontiguousarray(xt), w, b, (1, 1),
                                                 (1, 1, 1, 1), 1, "relu"), **TOL)
+
+
+# One convolution per kernel: (N, C, H, W, O, K, stride, pads, group)
+KERNEL_KINDS = {
+    "depthwise": (1, 4, 17, 33, 4, 3, 1, (1, 1, 1, 1), 4),
+    "winograd": (1, 16, 12, 12, 16, 3, 1, (1, 1, 1, 1), 1),
+    "direct": (1, 3, 20, 20, 40, 7, 2, (3, 3, 3, 3), 1),
+    "packed GEMM": (2, 16, 9, 13, 33, 1, 1, (0, 0, 0, 0), 1),
+    "dense": (1, 300, 1, 1, 70, 1, 1, (0, 0, 0, 0), 1),
+}
+
+
+@pytest.mark.parametrize("kind", list(KERNEL_KINDS))
+@pytest.mark.parametrize("act", [None, "relu", "relu6"])
+def test_nan_input_gives_nan_outputs_as_torch(kind, act):
+    # The fused clamp lets NaN through (torch's relu and clamp do), whichever kernel
+    # runs: the vector max/min must not swallow it into a bound.
+    n, c, h, w, o, k, s, pads, g = KERNEL_KINDS[kind]
+    x, wt, b = _data(n, c, h, w), _data(o, c // g, k, k), _data(o)
+    x[0, 0, 0, 0] = np.nan
+    x[-1, -1, h // 2, w // 2] = np.nan
+    got = _ours(x, wt, b, (s, s), pads, g, act)
+    want = _torch_conv(x, wt, b, (s, s), pads, g, act)
+    assert np.isnan(want).any()
+    np.testing.assert_allclose(got, want, **TOL)  # NaN where torch has NaN
