@@ -12,6 +12,9 @@ and run many times, so here the steps themselves are rewritten once:
   kernel call for all of them);
 * ``relu(conv2d(...) + skip)`` becomes one ``conv2d_add_relu`` step: the convolution,
   then the add and relu in one pass in place in its fresh output;
+* ``max_pool(conv2d(...))`` becomes one ``conv2d_max_pool`` step: when the
+  convolution runs by the direct kernel, :func:`mnn.express.ops.fusion_conv_pool.run`
+  pools band by band the conv rows it computes (ResNet's stem);
 * a converted classifier, ``reduce_mean`` over H and W, ``reshape`` to ``(N, C, 1, 1)``, a
   1x1 ``conv2d`` and a last ``reshape``, becomes one ``global_pool_dense`` step: the
   plane means straight into the convolution's input, no dispatch between.
@@ -23,7 +26,7 @@ float32, say) it computes the ops one by one.
 """
 import numpy as np
 
-from ..express.ops import fusion_add_relu, fusion_block
+from ..express.ops import fusion_add_relu, fusion_block, fusion_conv_pool
 from ..express.ops.movement import _reshape_target
 from ..express.ops.nn_pool import pool_planes
 from ..express.optable import OpDef, TensorMeta, get_op
@@ -180,6 +183,26 @@ ADD_RELU_OP = OpDef("conv2d_add_relu", _add_relu_infer, _add_relu_compute,
                     doc="relu(conv2d(...) + skip), one step of a plan")
 
 
+# -- max_pool(conv2d(...)) ----------------------------------------------------------
+
+
+def _conv_pool_infer(metas, conv_attrs, pool_attrs):
+    (shape, dtype), = get_op(_CONV).infer(metas, **conv_attrs)
+    return get_op("max_pool").infer([TensorMeta(shape, dtype)], **pool_attrs)
+
+
+def _conv_pool_compute(arrays, conv_attrs, pool_attrs):
+    y = fusion_conv_pool.run(arrays, conv_attrs, pool_attrs)
+    if y is not None:
+        return y
+    conv = get_op(_CONV).compute(arrays, **conv_attrs)
+    return get_op("max_pool").compute([conv], **pool_attrs)
+
+
+CONV_POOL_OP = OpDef("conv2d_max_pool", _conv_pool_infer, _conv_pool_compute,
+                     doc="max_pool(conv2d(...)), one step of a plan")
+
+
 # -- classifier head: mean over H and W, reshape to (N, C, 1, 1), 1x1 conv [, reshape] --
 
 
@@ -234,6 +257,8 @@ def fuse_steps(steps, keep, constants):
             found = _add_relu_at(step, producer, only_reader, absorbed)
         if found is None:
             found = _head_at(step, producer, only_reader, constants, absorbed)
+        if found is None:
+            found = _conv_pool_at(step, producer, only_reader, absorbed)
         if found is None:
             continue
         members, fused = found
@@ -352,6 +377,19 @@ def _add_relu_at(step, producer, only_reader, absorbed):
                               tuple(conv.inputs) + (add.inputs[1 - i],))
             return [conv, add], fused
     return None
+
+
+def _conv_pool_at(step, producer, only_reader, absorbed):
+    """``(members, fused step)`` when ``step`` is a max pool of a convolution's output
+    that nothing else reads."""
+    if step.op.name != "max_pool" or len(step.inputs) != 1:
+        return None
+    conv = producer.get(step.inputs[0])
+    if conv is None or not _is_conv(conv) or not only_reader(step.inputs[0]) or \
+            id(conv) in absorbed:
+        return None
+    attrs = {"conv_attrs": conv.attrs, "pool_attrs": step.attrs}
+    return [conv], _new_step(step, CONV_POOL_OP, attrs, tuple(conv.inputs))
 
 
 def _head_at(step, producer, only_reader, constants, absorbed):

@@ -221,3 +221,70 @@ def test_head_with_a_wrong_channel_count_names_the_conv():
     assert _ops(plan) == ["global_pool_dense"]
     with pytest.raises(Exception, match="reshape|conv2d"):
         plan.run([np.zeros((1, 5, 3, 3), np.float32)])
+
+
+def _stem(x, w, b):
+    # ResNet's stem: conv 7x7 stride 2 (relu fused), max pool 3x3 stride 2
+    y = F.conv2d(x, F.const(w), F.const(b), (2, 2), (3, 3), activation="relu")
+    return F.max_pool(y, (3, 3), (2, 2), pads=(1, 1))
+
+
+def _torch_stem(data, w, b):
+    t = torch.relu(tf.conv2d(torch.from_numpy(data), torch.from_numpy(w),
+                             torch.from_numpy(b), stride=2, padding=3))
+    return tf.max_pool2d(t, 3, 2, 1).numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_and_max_pool_are_one_step_and_match_torch(dtype, threads, monkeypatch):
+    from mnn.express.ops import fusion_conv_pool
+
+    kernel_runs = []
+    original = fusion_conv_pool.run
+
+    def counted(*args):
+        y = original(*args)
+        kernel_runs.append(y is not None)
+        return y
+
+    monkeypatch.setattr(fusion_conv_pool, "run", counted)
+    rng = np.random.default_rng(24)
+    w, b = _rand(rng, 24, 3, 7, 7, dtype=dtype), _rand(rng, 24, dtype=dtype)
+    x = F.placeholder([-1, 3, 30, 26], dtype=dtype)
+    plan = Plan([x], [_stem(x, w, b)])
+    assert _ops(plan) == ["conv2d_max_pool"]
+    F.set_thread_number(threads)
+    try:
+        for batch in (1, 3):  # float64 (op by op) or float32 (one kernel call)
+            data = rng.standard_normal((batch, 3, 30, 26)).astype(dtype)
+            (got,) = plan.run([data])
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, _torch_stem(data, w, b), rtol=1e-4, atol=1e-4)
+    finally:
+        F.set_thread_number(1)
+    # the kernel ran (float32 on AVX-512), or the ops one by one
+    fused = dtype == np.float32 and fusion_conv_pool._kernel.available()
+    assert kernel_runs == [fused, fused]
+
+
+def test_conv_whose_output_the_plan_returns_is_not_merged_with_its_pool():
+    rng = np.random.default_rng(25)
+    w, b = _rand(rng, 8, 3, 7, 7), _rand(rng, 8)
+    x = F.placeholder([1, 3, 20, 20])
+    conv = F.conv2d(x, F.const(w), F.const(b), (2, 2), (3, 3), activation="relu")
+    plan = Plan([x], [conv, F.max_pool(conv, (3, 3), (2, 2), pads=(1, 1))])
+    assert "conv2d_max_pool" not in _ops(plan)
+    data = rng.standard_normal((1, 3, 20, 20)).astype(np.float32)
+    _, got = plan.run([data])
+    np.testing.assert_allclose(got, _torch_stem(data, w, b), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_pool_step_with_a_wrong_input_names_the_conv():
+    rng = np.random.default_rng(26)
+    w, b = _rand(rng, 8, 3, 7, 7), _rand(rng, 8)
+    x = F.placeholder([1, -1, 20, 20])
+    plan = Plan([x], [_stem(x, w, b)])
+    assert _ops(plan) == ["conv2d_max_pool"]
+    with pytest.raises(Exception, match="conv2d"):
+        plan.run([np.zeros((1, 5, 20, 20), np.float32)])

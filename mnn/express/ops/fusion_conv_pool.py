@@ -22,7 +22,7 @@ from . import nn_common as nc
 from .nn_conv import _packed_weight, direct_geometry
 from .nn_pool import _attrs_key, _out_hw, _regular
 
-__all__ = ["ConvPool", "plan"]
+__all__ = ["ConvPool", "plan", "run"]
 
 _F32 = np.dtype(np.float32)
 # References to the conv's Var held only by the graph: the pool's inputs list, the
@@ -56,46 +56,57 @@ class ConvPool:
         """Compute the pool's value in one kernel call; False when the arrays do not allow
         it (then the caller computes the ops one by one)."""
         arrays = [_value(v) for v in self.conv.inputs]
-        if any(a is None or type(a) is not np.ndarray or a.dtype != _F32 for a in arrays):
+        if any(a is None for a in arrays):
             return False
-        x, w = arrays[0], arrays[1]
-        bias = arrays[2] if len(arrays) == 3 else None
-        attrs = self.conv.attrs
-        # The arrays, not the metas: after a resize the metas are inferred again only
-        # when the result is stored.
-        if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1] or \
-                (bias is not None and bias.shape != (w.shape[0],)):
+        y = run(arrays, self.conv.attrs, self.pool.attrs)
+        if y is None:
             return False
-        found = direct_geometry(x.shape, x.dtype, w.shape, attrs["strides"], attrs["pads"],
-                                attrs["dilations"], attrs["group"], attrs["padding_mode"])
-        pool = self.pool.attrs
-        if found is None or not _regular(pool):
-            return False
-        pads, (oh, ow) = found
-        key = _attrs_key((oh, ow), pool)
-        ph, pw = _out_hw((oh, ow), pool)
-        n, o = x.shape[0], w.shape[0]
-        kh, kw = w.shape[2:]
-        conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
-        window = (*key["kernel"], *key["strides"], key["pads"][0], key["pads"][1],
-                  *key["dilations"])
-        if not (_kernel.windows_inside(oh, ph, window[0], window[2], window[4], window[6])
-                and _kernel.windows_inside(ow, pw, window[1], window[3], window[5],
-                                           window[7])):
-            return False  # a window of padding only: the pool op's own rule for it
-        clamp = attrs.get("clamp")
-        lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-        hp, wp = _kernel.padded_hw(x.shape[2], x.shape[3], conv, oh, ow)
-        pad = nc.scratch("conv_direct_pad", (n * x.shape[1] * hp * wp,), np.float32) \
-            if (hp, wp) != x.shape[2:] else None
-        y = np.empty((n, o, ph, pw), np.float32)
-        nc.blas_single_thread()
-        _kernel.conv_max_pool(_packed_weight(w, 1, direct=True)[0], o, nc.c_array(x), y,
-                              np.zeros(o, np.float32) if bias is None else nc.c_array(bias),
-                              conv, oh, ow, window, lo, hi,
-                              nc.threads(n * oh * ow * (x.shape[1] * kh * kw + o)), pad)
         self.pool.store_result(y, self.members)
         return True
+
+
+def run(arrays, conv_attrs, pool_attrs):
+    """``max_pool(conv2d(*arrays))`` for these ops' attributes in one kernel call, or None
+    when the arrays or attributes are not what the kernel takes (then the caller computes
+    the ops one by one)."""
+    if any(type(a) is not np.ndarray or a.dtype != _F32 for a in arrays):
+        return None
+    x, w = arrays[0], arrays[1]
+    bias = arrays[2] if len(arrays) == 3 else None
+    attrs = conv_attrs
+    # The arrays, not the metas: after a resize the metas are inferred again only when
+    # the result is stored.
+    if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1] or \
+            (bias is not None and bias.shape != (w.shape[0],)):
+        return None
+    found = direct_geometry(x.shape, x.dtype, w.shape, attrs["strides"], attrs["pads"],
+                            attrs["dilations"], attrs["group"], attrs["padding_mode"])
+    if found is None or not _regular(pool_attrs):
+        return None
+    pads, (oh, ow) = found
+    key = _attrs_key((oh, ow), pool_attrs)
+    ph, pw = _out_hw((oh, ow), pool_attrs)
+    window = (*key["kernel"], *key["strides"], key["pads"][0], key["pads"][1],
+              *key["dilations"])
+    if not (_kernel.windows_inside(oh, ph, window[0], window[2], window[4], window[6])
+            and _kernel.windows_inside(ow, pw, window[1], window[3], window[5],
+                                       window[7])):
+        return None  # a window of padding only: the pool op's own rule for it
+    n, o = x.shape[0], w.shape[0]
+    kh, kw = w.shape[2:]
+    conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
+    clamp = attrs.get("clamp")
+    lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
+    hp, wp = _kernel.padded_hw(x.shape[2], x.shape[3], conv, oh, ow)
+    pad = nc.scratch("conv_direct_pad", (n * x.shape[1] * hp * wp,), np.float32) \
+        if (hp, wp) != x.shape[2:] else None
+    y = np.empty((n, o, ph, pw), np.float32)
+    nc.blas_single_thread()
+    _kernel.conv_max_pool(_packed_weight(w, 1, direct=True)[0], o, nc.c_array(x), y,
+                          np.zeros(o, np.float32) if bias is None else nc.c_array(bias),
+                          conv, oh, ow, window, lo, hi,
+                          nc.threads(n * oh * ow * (x.shape[1] * kh * kw + o)), pad)
+    return y
 
 
 def _value(v):
