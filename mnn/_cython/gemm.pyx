@@ -6,6 +6,7 @@ BLAS is column-major; a row-major ``C (m x n) = op(A) op(B)`` is the column-majo
 Callers (Python) have checked shapes; the wrapper re-checks them because a wrong leading
 dimension would make BLAS read past the buffers.
 """
+import numpy as np
 from cython.parallel cimport prange
 from scipy.linalg.cython_blas cimport dgemm, dgemv, sgemm, sgemv
 
@@ -84,6 +85,41 @@ def gemm(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c, bint 
                  <real_t>beta, &c[0, 0], ldc)
 
 
+# A vector times a matrix of at least this many rows per thread (a classifier layer) is
+# split by rows instead of columns (see _gemv_split_rows).
+_GEMV_MIN_ROWS = 64
+
+
+cdef void _gemv_split_rows(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c,
+                           bint trans_a, real_t alpha, real_t beta, int nthreads):
+    """``c (1 x n) = alpha * op(a) @ b + beta * c`` with ``b`` row-major ``(k, n)``, the
+    threads taking contiguous blocks of b's rows (each a single-threaded BLAS gemv), then
+    the partial rows summed into ``c``. The weight streams from memory: split by columns,
+    each thread read every row's half, a gap after each piece, which the prefetchers
+    follow worse (the 1280 x 1000 and 512 x 1000 classifiers of MobileNetV2 and ResNet18,
+    weights coming from memory: 90 -> 78 and 57 -> 44 us at 2 threads). The sums are
+    grouped by the threads' row blocks."""
+    cdef int k = b.shape[0], n = b.shape[1], ldb = max(n, 1)
+    cdef int inca = a.shape[1] if trans_a else 1  # stride between op(a)'s elements
+    dtype = np.float32 if real_t is float else np.float64
+    partial_arr = np.empty((nthreads - 1, n), dtype)
+    cdef real_t[:, ::1] partial = partial_arr
+    cdef int t, k0, k1, j
+    with nogil:
+        for t in prange(nthreads, num_threads=nthreads, schedule="static"):
+            k0 = <int>(<long long>k * t // nthreads)
+            k1 = <int>(<long long>k * (t + 1) // nthreads)
+            if t == 0:
+                _gemv(c'N', n, k1 - k0, alpha, &b[k0, 0], ldb, &a[0, 0] + k0 * inca, inca,
+                      beta, &c[0, 0], 1)
+            else:
+                _gemv(c'N', n, k1 - k0, alpha, &b[k0, 0], ldb, &a[0, 0] + k0 * inca, inca,
+                      0, &partial[t - 1, 0], 1)
+        for t in range(nthreads - 1):
+            for j in range(n):
+                c[0, j] += partial[t, j]
+
+
 def gemm_split(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c,
                bint trans_a=False, bint trans_b=False, double alpha=1.0, double beta=0.0,
                int nthreads=1):
@@ -107,6 +143,9 @@ def gemm_split(const real_t[:, ::1] a, const real_t[:, ::1] b, real_t[:, ::1] c,
     cdef int lda = max(a.shape[1], 1)
     cdef int ldb = max(b.shape[1], 1)
     cdef int ldc = max(c.shape[1], 1)
+    if m == 1 and not trans_b and k >= nthreads * _GEMV_MIN_ROWS:
+        _gemv_split_rows(a, b, c, trans_a, <real_t>alpha, <real_t>beta, nthreads)
+        return
     # Column blocks of a multiple of 16 (one AVX-512 vector of floats).
     cdef int chunk = ((n + nthreads - 1) // nthreads + 15) // 16 * 16
     cdef int blocks = (n + chunk - 1) // chunk

@@ -138,3 +138,29 @@ def test_matmul_of_non_contiguous_views():
     b = base[:10, :7].T.copy().T  # transposed view of a contiguous array: read in place
     np.testing.assert_allclose(F.matmul(F.const(a), F.const(b)).read(), a @ b, rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k,n", [(128, 33), (1283, 1000), (4096, 7), (200, 1)])
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+def test_gemm_split_vector_times_matrix_matches_numpy(dtype, k, n, nthreads):
+    # A row vector times a (k, n) matrix: with several threads, split by blocks of rows
+    # and the partial rows summed (alpha, beta and a transposed a included).
+    from mnn._cython import gemm
+
+    for trans_a, alpha, beta in ((False, 1.0, 0.0), (True, 0.5, 2.0)):
+        a = RNG.standard_normal((k, 1) if trans_a else (1, k)).astype(dtype)
+        b = RNG.standard_normal((k, n)).astype(dtype)
+        c0 = RNG.standard_normal((1, n)).astype(dtype)
+        c = c0.copy()
+        gemm.gemm_split(a, b, c, trans_a, False, alpha, beta, nthreads)
+        want = alpha * ((a.T if trans_a else a) @ b) + beta * c0
+        tol = 1e-4 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(c, want, rtol=tol, atol=tol * np.sqrt(k))
+
+
+def test_classifier_matmul_matches_numpy(threads):
+    a = RNG.standard_normal((1, 1280)).astype(np.float32)
+    w = RNG.standard_normal((1280, 1000)).astype(np.float32)
+    got = F.matmul(F.const(a), F.const(w)).read()
+    np.testing.assert_allclose(got, a.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
