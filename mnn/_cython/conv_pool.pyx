@@ -11,13 +11,12 @@ import numpy as np
 from cython.parallel cimport prange
 cimport openmp
 
+from .sgemm import _padded_hw, pad_images
+
 cdef extern from "conv_pool.h":
     const int mnn_sd_enabled
     const int mnn_sd_m
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
-    void mnn_sd_pad_rows(const float* src, Py_ssize_t sr, Py_ssize_t H, Py_ssize_t W,
-                         float* dst, Py_ssize_t wp, Py_ssize_t pt, Py_ssize_t pl,
-                         Py_ssize_t r0, Py_ssize_t r1) nogil
     void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
                      Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     ctypedef struct mnn_cp_geom:
@@ -42,15 +41,6 @@ _TILE_MAJOR_BYTES = 512 << 10
 def available():
     """Whether the kernel is compiled in (the direct kernel needs AVX-512 F, DQ, VL)."""
     return bool(mnn_sd_enabled)
-
-
-def padded_hw(Py_ssize_t H, Py_ssize_t W, conv, Py_ssize_t oh, Py_ssize_t ow):
-    """``(hp, wp)``: the input with a zero border wide enough for every conv window
-    (``conv = (kh, kw, sh, sw, pt, pl, dh, dw)``): pt rows above, pl columns left, below
-    and right as far as the last window reaches."""
-    kh, kw, sh, sw, pt, pl, dh, dw = conv
-    return (max(H + pt, (oh - 1) * sh + (kh - 1) * dh + 1),
-            max(W + pl, (ow - 1) * sw + (kw - 1) * dw + 1))
 
 
 def windows_inside(Py_ssize_t n, Py_ssize_t out, Py_ssize_t k, Py_ssize_t s, Py_ssize_t p,
@@ -96,8 +86,9 @@ def conv_max_pool(const float[::1] packed, Py_ssize_t m, const float[:, :, :, ::
         Clamp of the conv's output (its fused activation).
     nthreads : int
     pad_scratch : ndarray of float32, optional
-        At least ``N*C*hp*wp`` floats (:func:`padded_hw`) for the zero-bordered copy of
-        the input when its windows reach outside it; a new array when None.
+        At least ``sgemm.direct_pad_elements`` floats for the zero-bordered copy of the
+        input when its windows reach outside it (``sgemm.pad_images``); a new array when
+        None.
     """
     if not mnn_sd_enabled:
         raise RuntimeError("conv_max_pool: the direct kernel needs AVX-512 (F, DQ, VL)")
@@ -129,22 +120,10 @@ def conv_max_pool(const float[::1] packed, Py_ssize_t m, const float[:, :, :, ::
     if N == 0:
         return
     cdef Py_ssize_t hp, wp
-    hp, wp = padded_hw(H, W, conv, oh, ow)
+    hp, wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
     cdef const float[:, :, :, ::1] xv = x
-    cdef float[::1] buf
-    cdef Py_ssize_t plane, job
     if (hp, wp) != (H, W):
-        if pad_scratch is None:
-            pad_scratch = np.empty(N * C * hp * wp, np.float32)
-        buf = pad_scratch
-        if buf.shape[0] < N * C * hp * wp:
-            raise ValueError(f"conv_max_pool: pad scratch of {buf.shape[0]} floats is "
-                             f"smaller than the padded input ({N * C * hp * wp})")
-        with nogil:
-            for job in prange(N * C, num_threads=nthreads, schedule="static"):
-                mnn_sd_pad_rows(&x[job // C, job % C, 0, 0], W, H, W, &buf[job * hp * wp],
-                                wp, pt, pl, 0, hp)
-        xv = np.asarray(pad_scratch)[:N * C * hp * wp].reshape(N, C, hp, wp)
+        xv = pad_images(x, hp, wp, pt, pl, nthreads, pad_scratch)
     cdef mnn_cp_geom g
     g.M, g.K, g.pw, g.bias = m, K, &packed[0], &bias[0]
     g.lo, g.hi = <float>lo, <float>hi

@@ -340,6 +340,44 @@ def direct_pad_elements(x_shape, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t oh, Py
     return 0 if (hp, wp) == (h, w) else n * c * hp * wp
 
 
+cpdef pad_images(const float[:, :, :, :] x, Py_ssize_t hp, Py_ssize_t wp, Py_ssize_t pt,
+                 Py_ssize_t pl, int nthreads=1, pad_scratch=None):
+    """``x`` (N, C, H, W, rows contiguous) copied into a zero border: an ``(N, C, hp, wp)``
+    float32 array with ``x`` at row ``pt``, column ``pl``, as the direct kernels read
+    their input. In ``pad_scratch`` (float32, at least ``N*C*hp*wp`` floats) when given,
+    else a new array.
+
+    With fewer than four images per thread, each thread copies a band of rows of every
+    plane, band ``b`` of all planes before band ``b + 1``: the threads then copy the rows
+    they are about to read (the kernels split an image's rows, top rows first), not
+    whole planes the other core will read."""
+    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    if pt < 0 or pl < 0 or hp < H + pt or wp < W + pl or nthreads < 1:
+        raise ValueError(f"pad_images: {(H, W)} at ({pt}, {pl}) does not fit {(hp, wp)}, "
+                         f"or nthreads {nthreads} < 1")
+    if x.strides[3] != sizeof(float) or x.strides[2] % sizeof(float):
+        raise ValueError("pad_images: input rows must be contiguous float32")
+    if pad_scratch is None:
+        pad_scratch = np.empty(N * C * hp * wp, np.float32)
+    cdef float[::1] buf = pad_scratch
+    if buf.shape[0] < N * C * hp * wp:
+        raise ValueError(f"pad_images: pad scratch of {buf.shape[0]} floats is smaller "
+                         f"than the padded input ({N * C * hp * wp})")
+    padded = np.asarray(pad_scratch)[:N * C * hp * wp].reshape(N, C, hp, wp)
+    if N * C == 0:
+        return padded
+    cdef Py_ssize_t plane, band, job, xr = x.strides[2] // sizeof(float)
+    cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
+    with nogil:
+        for job in prange(N * C * parts, num_threads=nthreads, schedule="static"):
+            plane = job % (N * C)
+            band = job // (N * C)
+            mnn_sd_pad_rows(&x[plane // C, plane % C, 0, 0], xr, H, W,
+                            &buf[plane * hp * wp], wp, pt, pl, band * hp // parts,
+                            (band + 1) * hp // parts)
+    return padded
+
+
 def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, :, :] x,
                        float[:, :, :] c, const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw,
                        Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
@@ -367,28 +405,9 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     cdef Py_ssize_t hp, wp
     hp, wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
     cdef const float[:, :, :, :] xv = x
-    cdef float[::1] buf
-    cdef Py_ssize_t plane, band, job, xr = x.strides[2] // sizeof(float)
-    cdef Py_ssize_t pad_parts = nthreads if N < nthreads * 4 else 1
     if (hp != H or wp != W or x.strides[2] != <Py_ssize_t>sizeof(float) * W
             or x.strides[1] != <Py_ssize_t>sizeof(float) * H * W or x.strides[0] < 0):
-        if pad_scratch is None:
-            pad_scratch = np.empty(N * C * hp * wp, np.float32)
-        buf = pad_scratch
-        if buf.shape[0] < N * C * hp * wp:
-            raise ValueError(f"sgemm conv: pad scratch of {buf.shape[0]} floats is smaller "
-                             f"than the padded input ({N * C * hp * wp})")
-        # Bands of rows of every plane, band b of all planes before band b + 1: the
-        # threads then copy the rows they are about to read (the kernel below splits an
-        # image's pixels, top rows first), not whole planes the other core will read.
-        with nogil:
-            for job in prange(N * C * pad_parts, num_threads=nthreads, schedule="static"):
-                plane = job % (N * C)
-                band = job // (N * C)
-                mnn_sd_pad_rows(&x[plane // C, plane % C, 0, 0], xr, H, W,
-                                &buf[plane * hp * wp], wp, pt, pl, band * hp // pad_parts,
-                                (band + 1) * hp // pad_parts)
-        xv = np.asarray(pad_scratch)[:N * C * hp * wp].reshape(N, C, hp, wp)
+        xv = pad_images(x, hp, wp, pt, pl, nthreads, pad_scratch)
     # Rows and planes (so every window) are contiguous in xv; images are xn apart.
     cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
     cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m
@@ -407,7 +426,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     offs = np.empty(K + nthreads * P, np.intp)
     cdef Py_ssize_t[::1] ov = offs
     cdef Py_ssize_t ldc = c.strides[1] // sizeof(float)
-    cdef Py_ssize_t n, t, lo_i, hi_i, tid
+    cdef Py_ssize_t job, n, t, lo_i, hi_i, tid
     cdef float flo = <float>lo, fhi = <float>hi
     with nogil:
         mnn_sd_koff(C, kh, kw, hp * wp, wp, dh, dw, &ov[0])

@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from ..._cython import conv_pool as _kernel
+from ..._cython import sgemm as _sgemm_k
 from . import nn_common as nc
 from .nn_conv import _packed_weight, direct_geometry
 from .nn_pool import _attrs_key, _out_hw, _regular
@@ -97,9 +98,8 @@ def run(arrays, conv_attrs, pool_attrs):
     conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
     clamp = attrs.get("clamp")
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    hp, wp = _kernel.padded_hw(x.shape[2], x.shape[3], conv, oh, ow)
-    pad = nc.scratch("conv_direct_pad", (n * x.shape[1] * hp * wp,), np.float32) \
-        if (hp, wp) != x.shape[2:] else None
+    per_image = _sgemm_k.direct_pad_elements((1,) + x.shape[1:], kh, kw, oh, ow, *conv[2:])
+    pad = nc.scratch("conv_direct_pad", (n * per_image,), np.float32) if per_image else None
     y = np.empty((n, o, ph, pw), np.float32)
     nc.blas_single_thread()
     _kernel.conv_max_pool(_packed_weight(w, 1, direct=True)[0], o, nc.c_array(x), y,

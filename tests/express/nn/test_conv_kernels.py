@@ -316,3 +316,23 @@ def test_nan_input_gives_nan_outputs_as_torch(kind, act):
     want = _torch_conv(x, wt, b, (s, s), pads, g, act)
     assert np.isnan(want).any()
     np.testing.assert_allclose(got, want, **TOL)  # NaN where torch has NaN
+
+
+@pytest.mark.parametrize("shape,threads", [((1, 3, 7, 9), 2), ((9, 2, 5, 4), 2), ((2, 1, 1, 3), 3)])
+def test_pad_images_matches_numpy_pad(shape, threads):
+    x = _data(*shape)
+    view = _data(shape[0], shape[1], shape[2], shape[3] + 5)[:, :, :, 2:2 + shape[3]]
+    for src in (x, view):  # contiguous, and rows of a wider array
+        got = sgemm.pad_images(src, shape[2] + 4, shape[3] + 3, 1, 2, threads)
+        want = np.pad(src, ((0, 0), (0, 0), (1, 3), (2, 1)))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_pad_images_rejects_what_does_not_fit():
+    x = _data(1, 2, 5, 5)
+    with pytest.raises(ValueError, match="does not fit"):
+        sgemm.pad_images(x, 6, 7, 2, 1)  # 5 rows below a pad of 2 need 7
+    with pytest.raises(ValueError, match="does not fit"):
+        sgemm.pad_images(x, 7, 7, -1, 1)
+    with pytest.raises(ValueError, match="pad scratch"):
+        sgemm.pad_images(x, 7, 7, 1, 1, 1, np.empty(10, np.float32))
