@@ -16,6 +16,7 @@ import sys
 import threading
 from collections import OrderedDict
 from functools import partial
+from types import SimpleNamespace
 from weakref import WeakKeyDictionary
 from weakref import ref as _weakref
 
@@ -271,7 +272,7 @@ class Expr:
 
 
 _epoch = [0]
-_FUSION = []
+_PLANNERS = []
 
 
 def _only_sources(inputs):
@@ -283,40 +284,18 @@ def _only_sources(inputs):
     return True
 
 
-def _fusion():
-    """The multiply-add fusion planner (mnn/express/ops/fusion.py), imported on first use
-    with the other planners."""
-    if not _FUSION:
+def _planners():
+    """The fusion planners, one attribute per module of mnn/express/ops (``fusion``,
+    ``fusion_block``, ``fusion_conv_pool``, ``fusion_add_relu``, ``fusion_dense``),
+    imported on first use: they import this module."""
+    if not _PLANNERS:
         from .ops import (fusion, fusion_add_relu, fusion_block, fusion_conv_pool,
                           fusion_dense)
 
-        _FUSION.extend((fusion, fusion_block, fusion_add_relu, fusion_dense,
-                        fusion_conv_pool))
-    return _FUSION[0]
-
-
-def _fusion_block():
-    """The inverted-residual block planner (mnn/express/ops/fusion_block.py)."""
-    _fusion()
-    return _FUSION[1]
-
-
-def _fusion_add_relu():
-    """The residual add + relu planner (mnn/express/ops/fusion_add_relu.py)."""
-    _fusion()
-    return _FUSION[2]
-
-
-def _fusion_dense():
-    """The dense layer / classifier head planner (mnn/express/ops/fusion_dense.py)."""
-    _fusion()
-    return _FUSION[3]
-
-
-def _fusion_conv_pool():
-    """The conv + max pool planner (mnn/express/ops/fusion_conv_pool.py)."""
-    _fusion()
-    return _FUSION[4]
+        _PLANNERS.append(SimpleNamespace(
+            fusion=fusion, fusion_block=fusion_block, fusion_conv_pool=fusion_conv_pool,
+            fusion_add_relu=fusion_add_relu, fusion_dense=fusion_dense))
+    return _PLANNERS[0]
 
 
 def bump_shape_epoch():
@@ -616,24 +595,25 @@ def _order_plan(order):
         groups[final] = (tuple(members), run)
 
     # Each planner only where its ops occur (a planner's walk costs more than the check).
+    planners = _planners()
     if "conv2d" in names:
-        for block in _fusion_block().plan(order).values():
+        for block in planners.fusion_block.plan(order).values():
             add_group(position[id(block.final)], [position[id(m)] for m in block.members],
                       block.runner(position))
     if "max_pool" in names and "conv2d" in names:
-        for fused in _fusion_conv_pool().plan(order).values():
+        for fused in planners.fusion_conv_pool.plan(order).values():
             add_group(position[id(fused.pool)], [position[id(m)] for m in fused.members],
                       fused.runner(position))
     if "relu" in names and "add" in names:
-        for fused in _fusion_add_relu().plan(order).values():
+        for fused in planners.fusion_add_relu.plan(order).values():
             add_group(position[id(fused.relu)], [position[id(m)] for m in fused.members],
                       fused.runner(position))
     if "matmul" in names and "add" in names:
-        for dense in _fusion_dense().plan(order).values():
+        for dense in planners.fusion_dense.plan(order).values():
             add_group(position[id(dense.add)], [position[id(m)] for m in dense.members],
                       dense.runner(position))
     if "multiply" in names and "add" in names:
-        for consumer, producer in _fusion().plan(order).values():
+        for consumer, producer in planners.fusion.plan(order).values():
             c, p = position[id(consumer)], position[id(producer)]
             add_group(c, [p], partial(_compute_fused_at, c, p))
     member_final = {m: f for f, (members, _) in groups.items() for m in members}
@@ -657,7 +637,7 @@ def _order_plan(order):
 
 
 def _compute_fused_at(consumer, producer, order):
-    return _fusion().compute_fused(order[consumer], order[producer])
+    return _planners().fusion.compute_fused(order[consumer], order[producer])
 
 
 def _evaluate_roots(roots):
