@@ -30,7 +30,7 @@ __all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_
            "run_chain"]
 
 _F32 = np.dtype(np.float32)
-_VALUES = operator.attrgetter("values")
+_VALUES = operator.attrgetter("expr.values")
 # Last project conv Expr of a block or chain -> its prepared kernel arguments
 # (run_chain), dropped with the graph.
 _PREPARED = weakref.WeakKeyDictionary()
@@ -184,14 +184,15 @@ def _compute_chain(chain, strides):
         sources, static = _chain_sources(chain, strides)
         known = prepared["chain"] = (head, tail[0], tail[1], last_add, list(strides),
                                      sources, static, _skipped(chain),
-                                     [v.expr for v in sources if v is not None])
+                                     [v for v in sources if v is not None])
         prepared.pop("values", None)
     sources, static = known[5], known[6]
     first = chain[0][0] if chain[0][0] is not None else chain[0][1]
     x = _value(first.inputs[0])
-    # The weights' value lists (replaced, never changed in place, when a value changes)
-    # compared by identity with the last run's: a model run over and over finds them
-    # unchanged, and the last run's arrays serve again without a walk in Python.
+    # The weights' value lists (replaced, never changed in place, when a value changes),
+    # read through their Vars (which ``replace`` may point at another Expr), compared by
+    # identity with the last run's: a model run over and over finds them unchanged, and
+    # the last run's arrays serve again without a walk in Python.
     values = list(map(_VALUES, known[8]))
     last = prepared.get("values")
     if last is not None and all(map(operator.is_, values, last[0])):

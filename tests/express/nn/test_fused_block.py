@@ -491,3 +491,26 @@ def test_dropped_graph_is_freed_with_its_chain_entry(chain_lengths, stage):
     del xp, y
     gc.collect()
     assert root() is None and key() is None
+
+
+def test_chain_follows_a_weight_var_replaced_between_runs(chain_lengths):
+    # A weight Var rewired to another Expr (Var.replace) between runs: the chain must read
+    # the new Expr's value, not the one it found the first time.
+    calls = chain_lengths
+    rng = np.random.default_rng(18)
+    weights = _stage_weights(rng, STAGE)
+    xp = F.placeholder([1, 8, 15, 13])
+    y = _graph_stage(xp, STAGE, weights)
+    data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
+    xp.write(data)
+    y.read()
+    last = list(weights[-1])
+    last[4] = (last[4] * 0.5).astype(np.float32)  # w3 of the last block
+    y.expr.inputs[1].replace(F.const(last[4]))
+    weights[-1] = tuple(last)
+    for _ in range(2):
+        data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
+        xp.write(data)
+        want = _torch_stage(data, STAGE, weights)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    assert calls == [len(STAGE)] * 3
