@@ -13,6 +13,8 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cython.parallel cimport prange
 cimport openmp
 
+from .sgemm import _padded_hw, pad_images
+
 cdef extern from "fused_block.h":
     const int mnn_sg_kc
     const int mnn_sg_nc
@@ -20,7 +22,7 @@ cdef extern from "fused_block.h":
     Py_ssize_t mnn_sg_packed_a_size(Py_ssize_t M, Py_ssize_t K) nogil
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     ctypedef struct mnn_fb_geom:
-        Py_ssize_t Cin, H, W, Ce, OH, OW, stride, Cout, R
+        Py_ssize_t Cin, H, W, Ce, K1, xrow, xsw, x_image, OH, OW, stride, Cout, R
         const float* pa1
         const float* b1
         float lo1, hi1
@@ -33,6 +35,8 @@ cdef extern from "fused_block.h":
         int direct1, direct3
         const Py_ssize_t* koff1
         const Py_ssize_t* koff3
+    void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc, Py_ssize_t xr,
+                     Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     Py_ssize_t mnn_fb_ebuf_size(const mnn_fb_geom* g) nogil
     Py_ssize_t mnn_fb_dbuf_size(const mnn_fb_geom* g) nogil
     void mnn_fb_rows(const mnn_fb_geom* g, const float* x, const float* r, float* y,
@@ -91,17 +95,33 @@ ctypedef struct _block_run:
     Py_ssize_t N, parts, per, threads, po_size, pb_size, e_size, d_size, copies
     bint split
     bint residual  # in a chain: the block adds its input
+    # A stem expand (see _setup): its kernel and the zero-bordered image it reads.
+    Py_ssize_t kh, kw, hp, wp
 
 
 cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ssize_t W,
                 pa1, b1, double lo1, double hi1, const float[:, ::1] wdw,
                 const float[::1] b2, double lo2, double hi2, Py_ssize_t stride,
                 const float[::1] pa3, const float[::1] b3, double lo3, double hi3,
-                int nthreads, bint direct1, bint direct3) except -1:
+                int nthreads, bint direct1, bint direct3, stem=None) except -1:
     """Check one block's arguments against its input ``(N, Cin, H, W)`` and fill ``b``
     (weight pointers, geometry, work split, scratch sizes; koff1/koff3 are set by the
-    caller, who owns their storage). The arrays must outlive the run."""
+    caller, who owns their storage). The arrays must outlive the run.
+
+    ``stem``: None for a 1x1 expand (or none), else ``(kh, kw, sh, sw, hp, wp)``: the
+    expand is a conv by the direct kernel over the ``(N, Cin, hp, wp)`` zero-bordered
+    image, ``(H, W)`` its output size."""
     cdef Py_ssize_t Ce = wdw.shape[0], Cout = b3.shape[0]
+    cdef Py_ssize_t kh = 1, kw = 1, sh = 1, sw = 1, hp = H, wp = W
+    if stem is not None:
+        kh, kw, sh, sw, hp, wp = stem
+        if pa1 is None or not direct1:
+            raise ValueError("fused block: a stem expand needs a weight for the direct "
+                             "kernel")
+        if kh < 1 or kw < 1 or sh < 1 or sw < 1 or (H - 1) * sh + kh > hp or \
+                (W - 1) * sw + kw > wp:
+            raise ValueError(f"fused block: a {kh}x{kw} stride {(sh, sw)} stem expand "
+                             f"to {(H, W)} reads past its {(hp, wp)} image")
     if stride not in (1, 2):
         raise ValueError(f"fused block: stride must be 1 or 2, got {stride}")
     if H < 1 or W < 1 or Cin < 1 or Ce < 1 or Cout < 1:
@@ -119,9 +139,10 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
     else:
         pa1v = pa1
         b1v = b1
-        if pa1v.shape[0] != _packed_size(Ce, Cin, direct1) or b1v.shape[0] != Ce:
+        if pa1v.shape[0] != _packed_size(Ce, Cin * kh * kw, direct1) or b1v.shape[0] != Ce:
+            conv = [Ce, Cin] if stem is None else [Ce, Cin, kh, kw]
             raise ValueError(f"fused block: packed expand weight of {pa1v.shape[0]} floats "
-                             f"and bias ({b1v.shape[0]},) are not a ({Ce}, {Cin}) conv")
+                             f"and bias ({b1v.shape[0]},) are not a {tuple(conv)} conv")
     if pa3.shape[0] != _packed_size(Cout, Ce, direct3):
         raise ValueError(f"fused block: packed project weight of {pa3.shape[0]} floats is "
                          f"not a ({Cout}, {Ce}) conv")
@@ -129,6 +150,8 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
         raise ValueError("fused block: nthreads must be >= 1")
     cdef mnn_fb_geom* g = &b.g
     g.Cin, g.H, g.W, g.Ce, g.stride, g.Cout = Cin, H, W, Ce, stride, Cout
+    g.K1, g.xrow, g.xsw, g.x_image = Cin * kh * kw, sh * wp, sw, Cin * hp * wp
+    b.kh, b.kw, b.hp, b.wp = kh, kw, hp, wp
     g.OH, g.OW = (H - 1) // stride + 1, (W - 1) // stride + 1
     g.pa1 = &pa1v[0] if pa1 is not None else NULL
     g.b1 = &b1v[0] if pa1 is not None else NULL
@@ -138,7 +161,7 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
     g.direct3 = direct3
     b.N = N
     # Small images with fewer images than threads: whole images, threads split channels.
-    b.split = nthreads > 1 and N < nthreads and Ce * H * W <= _SPLIT_MAX
+    b.split = nthreads > 1 and N < nthreads and Ce * H * W <= _SPLIT_MAX and stem is None
     # Otherwise work items (image, range of output rows), images split in row ranges only
     # when there are fewer images than threads.
     b.parts = max(1, min(g.OH, (nthreads + N - 1) // max(N, 1)))
@@ -168,15 +191,14 @@ cdef Py_ssize_t _floats(const _block_run* b) noexcept nogil:
 
 
 cdef void _set_koff(_block_run* b, Py_ssize_t* koff) noexcept nogil:
-    """The direct kernel's channel offsets (x planes, then d planes of R rows) into
-    ``koff`` (Cin + Ce entries)."""
+    """The direct kernel's depth offsets (the expand's into x, then the project's into d
+    planes of R rows) into ``koff`` (K1 + Ce entries)."""
     cdef Py_ssize_t k
-    for k in range(b.g.Cin):
-        koff[k] = k * b.g.H * b.g.W
+    mnn_sd_koff(b.g.Cin, b.kh, b.kw, b.hp * b.wp, b.wp, 1, 1, koff)
     for k in range(b.g.Ce):
-        koff[b.g.Cin + k] = k * b.g.R * b.g.OW
+        koff[b.g.K1 + k] = k * b.g.R * b.g.OW
     b.g.koff1 = koff
-    b.g.koff3 = koff + b.g.Cin
+    b.g.koff3 = koff + b.g.K1
 
 
 cdef void _run(const _block_run* b, const float* x, const float* r, float* y,
@@ -195,7 +217,7 @@ cdef void _run(const _block_run* b, const float* x, const float* r, float* y,
         mnn_fb_images_split(g, b.N, x, r, y, ebuf, dbuf, pb, po, zeros, <int>b.threads)
         return
     cdef Py_ssize_t item, n, a, e, tid
-    cdef Py_ssize_t x_image = g.Cin * g.H * g.W, y_image = g.Cout * g.OH * g.OW
+    cdef Py_ssize_t x_image = g.x_image, y_image = g.Cout * g.OH * g.OW
     for item in prange(b.N * b.parts, num_threads=b.threads, schedule="static"):
         tid = openmp.omp_get_thread_num()
         n = item // b.parts
@@ -237,29 +259,50 @@ def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double h
                              f"as the output {(N, Cout, OH, OW)}")
     if N == 0:
         return
-    cdef Py_ssize_t[::1] iw = _workspace("intp", b.g.Cin + b.g.Ce + _ints(&b), np.intp)
+    cdef Py_ssize_t[::1] iw = _workspace("intp", b.g.K1 + b.g.Ce + _ints(&b), np.intp)
     cdef float[::1] fw = _workspace("f32", _floats(&b), np.float32)
     _set_koff(&b, &iw[0])
     with nogil:
         _run(&b, &x[0, 0, 0, 0], &rv[0, 0, 0, 0] if has_r else NULL, &y[0, 0, 0, 0],
-             &iw[b.g.Cin + b.g.Ce], &fw[0])
+             &iw[b.g.K1 + b.g.Ce], &fw[0])
 
 
 def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, ::1] y,
-                            int nthreads=1):
+                            int nthreads=1, stem=None, pad_scratch=None):
     """Several blocks in a row, each one's output the next one's input (and, with
     ``residual``, its residual), in one call: ``blocks`` is a sequence of
     ``(pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride, pa3, b3, lo3, hi3, residual, direct1,
     direct3)`` as :func:`inverted_residual` takes them (``residual`` a bool: add the
     block's input). The outputs between blocks go to two scratch images used in turn,
-    never to Python arrays; ``y`` (the last block's output) is overwritten."""
+    never to Python arrays; ``y`` (the last block's output) is overwritten.
+
+    ``stem``: None, or ``(kh, kw, sh, sw, pt, pl, oh, ow)``: the first block's expand is
+    then a ``kh x kw`` conv (stride ``sh x sw``, pads ``pt`` above and ``pl`` left, output
+    ``oh x ow``) run by the direct kernel, ``pa1`` its weight packed by
+    ``sgemm.pack_weight_direct`` (``direct1`` true): a network's first conv, computed
+    band by band with the first block so its output never goes to memory. ``x`` is then
+    copied into a zero border (in ``pad_scratch``, float32, when given), as
+    ``sgemm.conv_direct_images`` does."""
     cdef Py_ssize_t count = len(blocks)
     if count < 1:
         raise ValueError("fused block chain: no blocks")
+    cdef Py_ssize_t kh, kw, sh, sw, pt, pl, oh, ow, hp, wp
+    cdef const float[:, :, :, ::1] xin = x
+    stem_geometry = None
+    if stem is not None:
+        kh, kw, sh, sw, pt, pl, oh, ow = stem
+        if min(kh, kw, sh, sw, oh, ow) < 1 or pt < 0 or pl < 0:
+            raise ValueError(f"fused block chain: stem geometry {tuple(stem)} is not a conv")
+        hp, wp = _padded_hw(x.shape[2], x.shape[3], kh, kw, oh, ow, sh, sw, pt, pl, 1, 1)
+        if (hp, wp) != (x.shape[2], x.shape[3]):
+            xin = pad_images(x, hp, wp, pt, pl, nthreads, pad_scratch)
+        stem_geometry = (kh, kw, sh, sw, hp, wp)
     cdef _block_run* runs = <_block_run*>PyMem_Malloc(count * sizeof(_block_run))
     if runs == NULL:
         raise MemoryError()
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
+    if stem is not None:
+        H, W = oh, ow  # the first block's (expanded) image
     cdef Py_ssize_t i, ints = 0, floats = 0, koffs = 0, image = 0
     cdef list keep = []  # the memoryviews _setup took pointers from, alive until the end
     try:
@@ -269,17 +312,21 @@ def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, 
             keep.append((pa1, b1, wdw, b2, pa3, b3))
             try:
                 _setup(&runs[i], N, C, H, W, pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride,
-                       pa3, b3, lo3, hi3, nthreads, direct1, direct3)
+                       pa3, b3, lo3, hi3, nthreads, direct1, direct3,
+                       stem_geometry if i == 0 else None)
             except ValueError as exc:
                 raise ValueError(f"block {i} of the chain: {exc}") from None
             runs[i].residual = bool(residual)
+            if residual and i == 0 and stem is not None:
+                raise ValueError("fused block chain: the first block has a stem expand "
+                                 "and cannot add its input")
             if residual and (runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW) != (C, H, W):
                 raise ValueError(f"fused block chain: block {i} adds its input {(C, H, W)} "
                                  f"to an output of {(runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW)}")
             C, H, W = runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW
             ints = max(ints, _ints(&runs[i]))
             floats = max(floats, _floats(&runs[i]))
-            koffs += runs[i].g.Cin + runs[i].g.Ce
+            koffs += runs[i].g.K1 + runs[i].g.Ce
             if i + 1 < count:
                 image = max(image, N * C * H * W)
         if (y.shape[0], y.shape[1], y.shape[2], y.shape[3]) != (N, C, H, W):
@@ -291,7 +338,7 @@ def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, 
         # The outputs between blocks: two images used in turn (block i reads one while
         # writing the other), apart from the kernel scratch above.
         mid_arr = _workspace("chain", max(2 * image, 1), np.float32)
-        _run_chain(runs, count, &x[0, 0, 0, 0], &y[0, 0, 0, 0], iw_arr, fw_arr, mid_arr,
+        _run_chain(runs, count, &xin[0, 0, 0, 0], &y[0, 0, 0, 0], iw_arr, fw_arr, mid_arr,
                    image)
     finally:
         PyMem_Free(runs)
@@ -303,7 +350,7 @@ cdef void _run_chain(_block_run* runs, Py_ssize_t count, const float* x, float* 
     cdef Py_ssize_t i, koff = 0
     for i in range(count):
         _set_koff(&runs[i], &iw[koff])
-        koff += runs[i].g.Cin + runs[i].g.Ce
+        koff += runs[i].g.K1 + runs[i].g.Ce
     cdef const float* src = x
     cdef float* dst
     cdef float* buffers[2]

@@ -1,6 +1,8 @@
 /* An inverted-residual block (MobileNetV2's) run one band of output rows at a time:
 
        e = clamp1(W1 x + b1)          1x1 "expand" conv (optional: e = x without it)
+                                      or any conv the direct kernel runs (a network's
+                                      first conv, over its zero-bordered image)
        d = clamp2(dw3x3(e) + b2)      depthwise 3x3, pads 1, stride 1 or 2
        y = clamp3(W3 d + b3) [+ r]    1x1 "project" conv, optionally plus a residual r
 
@@ -30,8 +32,14 @@
 #include "dw3x3_kernel.h"
 
 typedef struct {
-    ptrdiff_t Cin, H, W;        /* input image */
+    ptrdiff_t Cin, H, W;        /* input image (H, W: the expanded image's) */
     ptrdiff_t Ce;               /* expanded channels (== Cin without expand) */
+    /* The expand conv's K and where it reads: e row i, column j, depth k reads
+       x[i * xrow + j * xsw + koff1[k]] (direct), so a 1x1 conv has K1 = Cin, xrow = W,
+       xsw = 1; a direct-kernel conv over a zero-bordered image (hp x wp, stride sh x sw)
+       K1 = Cin * kh * kw, xrow = sh * wp, xsw = sw. The packed GEMM's expand is 1x1 only
+       (x planes H * W apart). x_image: floats per input image. */
+    ptrdiff_t K1, xrow, xsw, x_image;
     ptrdiff_t OH, OW, stride;   /* depthwise output, stride 1 or 2 */
     ptrdiff_t Cout;             /* project output channels */
     ptrdiff_t R;                /* output rows per band */
@@ -44,7 +52,7 @@ typedef struct {
     /* Each 1x1 conv runs the packed GEMM (weight packed by mnn_sg_pack_a, direct 0) or
        the direct kernel (mnn_sd_pack_w, direct 1: deep K, AVX-512 only). */
     int direct1, direct3;
-    const ptrdiff_t *koff1;     /* direct expand: k * H * W for k < Cin */
+    const ptrdiff_t *koff1;     /* direct expand: K1 depth offsets (see above) */
     const ptrdiff_t *koff3;     /* direct project: k * R * OW for k < Ce */
 } mnn_fb_geom;
 
@@ -52,13 +60,15 @@ typedef struct {
    conv_direct_images). */
 static inline int mnn_fb_npw(ptrdiff_t P) { return P % 8 && P % 7 == 0 ? 7 : MNN_SD_N; }
 
-/* C (M x P, row stride ldc) = clamp(A B + bias) for the 1x1 conv of the M x K weight pa
-   over B[k, n] = x[k * ldb + n] (koff[k] == k * ldb when direct), by the packed GEMM or
-   the direct kernel; po is scratch of P offsets, pb the GEMM's packing scratch. */
-static void mnn_fb_pointwise(int direct, ptrdiff_t M, ptrdiff_t K, const float *pa,
-                             const float *x, ptrdiff_t ldb, const ptrdiff_t *koff,
-                             ptrdiff_t P, float *C, ptrdiff_t ldc, float *pb, ptrdiff_t *po,
-                             const float *bias, float lo, float hi) {
+/* C (M x P, row stride ldc) = clamp(A B + bias) for the conv of the M x K weight pa over
+   B[k, n] = x[k * ldb + n] by the packed GEMM (a 1x1 conv), or by the direct kernel
+   over B[k, n] = x[koff[k] + (n / OW) * rstep + (n % OW) * sw] (a 1x1 conv: koff[k] ==
+   k * ldb, OW == P, sw == 1); po is scratch of P offsets, pb the GEMM's packing
+   scratch. */
+static void mnn_fb_conv(int direct, ptrdiff_t M, ptrdiff_t K, const float *pa,
+                        const float *x, ptrdiff_t ldb, const ptrdiff_t *koff, ptrdiff_t P,
+                        ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw, float *C, ptrdiff_t ldc,
+                        float *pb, ptrdiff_t *po, const float *bias, float lo, float hi) {
     if (direct) {
         int npw = mnn_fb_npw(P);
         ptrdiff_t slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
@@ -66,8 +76,8 @@ static void mnn_fb_pointwise(int direct, ptrdiff_t M, ptrdiff_t K, const float *
         /* tile-major (each input value used by every slab while in L1) when the packed
            weight fits in half of L2, as conv_direct_images does */
         int tile_major = slabs > 1 && mnn_sd_packed_size(M, K) * 4 <= (512 << 10);
-        mnn_sd_block(M, K, pa, x, koff, P, P, 0, 1, C, ldc, 0, units, npw, tile_major, po,
-                     bias, lo, hi);
+        mnn_sd_block(M, K, pa, x, koff, P, OW, rstep, sw, C, ldc, 0, units, npw, tile_major,
+                     po, bias, lo, hi);
     } else {
         mnn_sg_block(M, K, pa, x, ldb, C, ldc, 0, (M + MNN_SG_MR - 1) / MNN_SG_MR, 0, P, pb,
                      bias, lo, hi);
@@ -114,9 +124,9 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
                                 (size_t)(keep * W) * sizeof(float));
             }
             if (rows > keep)
-                mnn_fb_pointwise(g->direct1, g->Ce, g->Cin, g->pa1,
-                                 x + (need_lo + keep) * W, H * W, g->koff1, (rows - keep) * W,
-                                 ebuf + keep * W, plane_e, pb, po, g->b1, g->lo1, g->hi1);
+                mnn_fb_conv(g->direct1, g->Ce, g->K1, g->pa1, x + (need_lo + keep) * g->xrow,
+                            H * W, g->koff1, (rows - keep) * W, W, g->xrow, g->xsw,
+                            ebuf + keep * W, plane_e, pb, po, g->b1, g->lo1, g->hi1);
             have_lo = need_lo;
             have_hi = need_hi;
             src = ebuf;
@@ -131,8 +141,8 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
                             dbuf + c * plane_d, oy1 - oy0, g->OW, s, (int)s, pt, 1, zeros,
                             g->lo2, g->hi2);
         ptrdiff_t n = (oy1 - oy0) * g->OW;
-        mnn_fb_pointwise(g->direct3, g->Cout, g->Ce, g->pa3, dbuf, plane_d, g->koff3, n,
-                         y + oy0 * g->OW, P, pb, po, g->b3, g->lo3, g->hi3);
+        mnn_fb_conv(g->direct3, g->Cout, g->Ce, g->pa3, dbuf, plane_d, g->koff3, n, n, 0, 1,
+                    y + oy0 * g->OW, P, pb, po, g->b3, g->lo3, g->hi3);
         if (r)
             for (ptrdiff_t c = 0; c < g->Cout; c++) {
                 float *yr = y + c * P + oy0 * g->OW;
@@ -143,7 +153,7 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
 }
 
 /* Images [0, N) whole, the T threads splitting channels (see above). g->R must be OH (the
-   project reads d planes of OH * OW). e (Ce x H x W) and d (Ce x OH x OW) are shared;
+   project reads d planes of OH * OW); the expand, if any, is 1x1. e (Ce x H x W) and d (Ce x OH x OW) are shared;
    pb_all holds T packing scratches, po_all T offset scratches of max(H*W, OH*OW). */
 static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *x,
                                 const float *r, float *y, float *e, float *d, float *pb_all,
@@ -162,7 +172,7 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
         ptrdiff_t c1 = nslab1 * (t + 1) / nt * slab1;
         if (c1 > g->Ce) c1 = g->Ce;
         for (ptrdiff_t n = 0; n < N; n++) {
-            const float *xn = x + n * g->Cin * HW;
+            const float *xn = x + n * g->x_image;
             float *yn = y + n * g->Cout * P;
             const float *src = xn;
             if (g->pa1 && c0 < c1) {

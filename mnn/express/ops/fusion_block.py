@@ -8,6 +8,12 @@ going to memory and back, and three or four ops cost one call. Blocks in a row, 
 one's output read only by the next, are one call too (:class:`Chain`): no Python runs
 between them and their outputs go to two scratch images.
 
+A block without a 1x1 expand whose depthwise conv reads a conv the direct kernel runs
+(MobileNetV2's first conv: 3x3, stride 2, 3 -> 32 channels) takes that conv as its
+expand, a *stem*: the kernel computes the stem's output rows band by band into cache as
+it would a 1x1 expand's, so the largest activation of the network never goes to memory.
+A stem block starts its chain (its input is an image, not a block's output).
+
 A chain is fused only when nothing else can read its intermediate values (their Vars
 are referenced only by the next op of the chain, as :mod:`.fusion` checks for a product)
 and all are float32. The skipped ops keep no values but stay fresh; should anything read
@@ -21,10 +27,12 @@ import weakref
 import numpy as np
 
 from ..._cython import fused_block as _kernel
+from ..._cython import sgemm as _sgemm
 from ..enums import Padding_Mode
+from ..errors import OpError
 from ..runtime import get_thread_number
 from . import nn_common as nc
-from .nn_conv import _packed_weight, _use_direct
+from .nn_conv import _packed_weight, _use_direct, direct_geometry
 
 __all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs",
            "run_chain"]
@@ -90,6 +98,45 @@ def _pointwise(expr):
     return parts[0]
 
 
+def stem_attrs(attrs, w_shape):
+    """The settings ``(kernel, strides, pads, dilations, padding_mode)`` a fused chain
+    keeps for a stem expand (see the module doc) when conv2d ``attrs`` with weight shape
+    ``w_shape`` make an ungrouped, undilated conv that is not 1x1 stride 1 (those are
+    ordinary expands), else None. Whether the direct kernel runs it depends on the input
+    size: :func:`_chain_args` checks at each run."""
+    if len(w_shape) != 4 or attrs["group"] != 1 or attrs["dilations"] != (1, 1) or \
+            pointwise_attrs(attrs, w_shape):
+        return None
+    return (tuple(w_shape[2:]), tuple(attrs["strides"]), tuple(attrs["pads"]),
+            (1, 1), attrs["padding_mode"])
+
+
+def _stem(expr):
+    """:func:`stem_attrs` of a conv2d Expr whose direct kernel would run it for its
+    input as last inferred, else None."""
+    parts = _conv_parts(expr)
+    if parts is None:
+        return None
+    spec = stem_attrs(expr.attrs, parts[1])
+    if spec is None or _stem_geometry(parts[2], parts[1], spec) is None:
+        return None
+    return spec
+
+
+def _stem_geometry(x_shape, w_shape, spec):
+    """``(kh, kw, sh, sw, pt, pl, oh, ow)`` of a stem (settings ``spec``) over an input of
+    ``x_shape``, or None when the direct kernel would not run it."""
+    kernel, strides, pads, dilations, mode = spec
+    try:
+        found = direct_geometry(x_shape, _F32, w_shape, strides, pads, dilations, 1, mode)
+    except OpError:
+        return None  # no output: the op's own error, computed op by op
+    if found is None:
+        return None
+    (pt, pl, _, _), (oh, ow) = found
+    return (kernel[0], kernel[1], strides[0], strides[1], pt, pl, oh, ow)
+
+
 def _depthwise(expr):
     """``(input Var, stride)`` of a 3x3 depthwise conv (:func:`depthwise_stride`), else
     None."""
@@ -103,11 +150,13 @@ def _depthwise(expr):
 class Block:
     """One fusable chain: ``members`` computed by one kernel call that stores ``final``."""
 
-    __slots__ = ("add", "depthwise", "expand", "final", "members", "project", "stride")
+    __slots__ = ("add", "depthwise", "expand", "final", "members", "project", "stem",
+                 "stride")
 
-    def __init__(self, expand, depthwise, project, add, stride):
+    def __init__(self, expand, depthwise, project, add, stride, stem=None):
         self.expand, self.depthwise, self.project, self.add = expand, depthwise, project, add
         self.stride = stride
+        self.stem = stem  # the expand's stem_attrs when it is a stem
         chain = [e for e in (expand, depthwise, project) if e is not None]
         self.final = add if add is not None else project
         self.members = chain if add is not None else chain[:-1]
@@ -151,21 +200,24 @@ class Chain:
         at = [[None if e is None else position[id(e)]
                for e in (b.expand, b.depthwise, b.project, b.add)] for b in self.blocks]
         strides = [b.stride for b in self.blocks]
+        stem = self.blocks[0].stem
 
         def run(order):
             return _compute_chain([[None if i is None else order[i] for i in block]
-                                   for block in at], strides)
+                                   for block in at], strides, stem)
         return run
 
     def compute(self):
         return _compute_chain([[b.expand, b.depthwise, b.project, b.add]
-                               for b in self.blocks], [b.stride for b in self.blocks])
+                               for b in self.blocks], [b.stride for b in self.blocks],
+                              self.blocks[0].stem)
 
 
-def _compute_chain(chain, strides):
+def _compute_chain(chain, strides, stem=None):
     """:meth:`Chain.compute` (and :meth:`Block.compute`, a chain of one) from each
-    block's ``[expand, depthwise, project, add]`` Exprs; False when the arrays do not
-    allow the fused kernel (then the caller computes the ops one by one). A function:
+    block's ``[expand, depthwise, project, add]`` Exprs (the first block's expand a stem
+    with settings ``stem`` when given); False when the arrays do not allow the fused
+    kernel (then the caller computes the ops one by one). A function:
     a model run calls it for every chain, and building objects per call cost a tenth of
     a small block's time."""
     tail = chain[-1]
@@ -208,7 +260,7 @@ def _compute_chain(chain, strides):
                 return False  # released upstream: op by op (the ops revive it)
             arrays.append(held[v.index])
         prepared["values"] = (values, arrays)
-    y = run_chain_flat(x, arrays, static, prepared)
+    y = run_chain_flat(x, arrays, static, prepared, stem)
     if y is None:
         return False
     if last_add:
@@ -257,7 +309,7 @@ _ARRAYS = (0, 1, 3, 4, 7, 8)
 _STATIC = (2, 5, 6, 9, 10)
 
 
-def run_chain(x, blocks, prepared=None):
+def run_chain(x, blocks, prepared=None, stem=None):
     """The last block's output of one block or several in a row (each one's output the
     next one's input) in one kernel call, or None when the arrays do not allow the fused
     kernel (released upstream, not float32, not 4-D, channels that do not chain).
@@ -269,13 +321,16 @@ def run_chain(x, blocks, prepared=None):
     ``prepared`` (a dict the caller keeps between runs) holds the kernel arguments for the
     last input shape, weight arrays and block settings seen: the same arrays again (a
     model run over and over) skip the checks, the packed-weight lookups and the
-    conversions."""
+    conversions.
+
+    ``stem``: the first block's ``w1`` is a stem conv with these :func:`stem_attrs`
+    (see the module doc); None when the first expand is 1x1 or absent."""
     arrays = [b[i] for b in blocks for i in _ARRAYS]
     static = tuple([b[i] for b in blocks for i in _STATIC])
-    return run_chain_flat(x, arrays, static, prepared)
+    return run_chain_flat(x, arrays, static, prepared, stem)
 
 
-def run_chain_flat(x, arrays, static, prepared):
+def run_chain_flat(x, arrays, static, prepared, stem=None):
     """:func:`run_chain` from its blocks' arrays and settings flattened: per block
     ``w1, b1, wd, b2, w3, b3`` in ``arrays`` and ``clamp1, clamp2, stride, clamp3,
     residual`` in the tuple ``static`` (callers that keep the settings between runs pass
@@ -286,6 +341,7 @@ def run_chain_flat(x, arrays, static, prepared):
     if prepared is not None:
         hit = prepared.get("key")
         if hit is not None and hit[0] == x.shape and hit[1] == static and \
+                hit[3] == stem and \
                 (hit[2] is arrays or len(hit[2]) == len(arrays) and
                  all(map(operator.is_, hit[2], arrays))):
             made = prepared["args"]
@@ -294,28 +350,47 @@ def run_chain_flat(x, arrays, static, prepared):
         blocks = [(w1, b1, c1, wd, b2, c2, stride, w3, b3, c3, residual)
                   for (w1, b1, wd, b2, w3, b3), (c1, c2, stride, c3, residual) in
                   zip(zip(*[iter(arrays)] * a), zip(*[iter(static)] * st))]
-        made = _chain_args(x.shape, blocks)
+        made = _chain_args(x.shape, blocks, stem)
         if made is None:
             return None
         if prepared is not None:
-            prepared["key"], prepared["args"] = (x.shape, static, arrays), made
-    args, out_shape = made
+            prepared["key"], prepared["args"] = (x.shape, static, arrays, stem), made
+    args, out_shape, geometry = made
     y = np.empty(out_shape, np.float32)
-    _kernel.inverted_residual_chain(nc.c_array(x), args, y, get_thread_number())
+    x = nc.c_array(x)
+    if geometry is None:
+        _kernel.inverted_residual_chain(x, args, y, get_thread_number())
+    else:
+        # The stem's zero-bordered input, in the scratch the conv op's direct kernel uses.
+        kh, kw, sh, sw, pt, pl, oh, ow = geometry
+        pad = nc.scratch("conv_direct_pad", (_sgemm.direct_pad_elements(
+            x.shape, kh, kw, oh, ow, sh, sw, pt, pl, 1, 1),), np.float32)
+        _kernel.inverted_residual_chain(x, args, y, get_thread_number(), geometry, pad)
     return y
 
 
-def _chain_args(x_shape, blocks):
-    """``(per-block kernel arguments, output shape)`` for
+def _chain_args(x_shape, blocks, stem=None):
+    """``(per-block kernel arguments, output shape, stem geometry or None)`` for
     :func:`mnn._cython.fused_block.inverted_residual_chain`, or None when the weights do
-    not make blocks that chain (as :func:`_weight_args`)."""
+    not make blocks that chain (as :func:`_weight_args`) or the stem would not run by the
+    direct kernel."""
     n, c, h, w = x_shape
+    geometry = None
+    if stem is not None:
+        w1 = blocks[0][0]
+        if type(w1) is not np.ndarray or w1.ndim != 4 or w1.shape[2:] != stem[0]:
+            return None
+        geometry = _stem_geometry(x_shape, w1.shape, stem)
+        if geometry is None or blocks[0][10]:
+            return None
+        h, w = geometry[6:]  # the first block's (expanded) image
     args = []
     for w1, b1, clamp1, wd, b2, clamp2, stride, w3, b3, clamp3, residual in blocks:
         if stride not in (1, 2):
             return None
         oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
-        weights = _weight_args(w1, b1, wd, b2, w3, b3, h * w, oh * ow)
+        weights = _weight_args(w1, b1, wd, b2, w3, b3, h * w, oh * ow,
+                               stem=geometry is not None and not args)
         if weights is None or weights[-1] != c:
             return None
         pa1, b1, wd9, b2, pa3, b3, direct1, direct3, _ = weights
@@ -325,15 +400,16 @@ def _chain_args(x_shape, blocks):
         args.append((pa1, b1, *clamp1, wd9, b2, *clamp2, stride, pa3, b3, *clamp3,
                      bool(residual), direct1, direct3))
         h, w = oh, ow
-    return args, (n, c, h, w)
+    return args, (n, c, h, w), geometry
 
 
-def _weight_args(w1, b1, wd, b2, w3, b3, pixels_in, pixels_out):
+def _weight_args(w1, b1, wd, b2, w3, b3, pixels_in, pixels_out, stem=False):
     """``(pa1, b1, wd as (Ce, 9), b2, pa3, b3, direct1, direct3, input channels)`` of one
     block for :func:`mnn._cython.fused_block.inverted_residual_chain`, or None when the weights do not
     make a block (not float32 arrays, not 4-D, channels that do not chain). Each 1x1 conv
     runs the kernel conv2d would pick for it (``nn_conv._use_direct``: the direct one for
-    deep K, or moderate K on small images)."""
+    deep K, or moderate K on small images; a ``stem`` expand always by the direct
+    kernel, which the chain checked the conv op picks)."""
     for a in (w1, wd, w3, b1, b2, b3):
         if a is not None and (type(a) is not np.ndarray or a.dtype != _F32):
             return None
@@ -342,8 +418,10 @@ def _weight_args(w1, b1, wd, b2, w3, b3, pixels_in, pixels_out):
     ce = wd.shape[0]
     if (w1 is not None and (w1.ndim != 4 or w1.shape[0] != ce)) or w3.shape[1] != ce:
         return None
+    if stem and w1 is None:
+        return None
     cin = w1.shape[1] if w1 is not None else ce
-    direct1 = _use_direct(_F32, cin, True, pixels_in)
+    direct1 = stem or _use_direct(_F32, cin, True, pixels_in)
     direct3 = _use_direct(_F32, ce, True, pixels_out)
     pa1 = _packed_weight(w1, 1, direct=direct1)[0] if w1 is not None else None
     if w1 is not None:
@@ -408,13 +486,16 @@ def _blocks(order, consumers):
         e_var = depthwise.inputs[0]
         stride = depthwise.attrs["strides"][0]
         expand = e_var.expr
+        stem = None
         if id(expand) in position and len(consumers[id(expand)]) == 1 and \
-                _pointwise(expand) is not None and _graph_only(e_var):
+                _graph_only(e_var) and (_pointwise(expand) is not None or
+                                        (stem := _stem(expand)) is not None):
             block_in = expand.inputs[0]
         else:
             expand, block_in = None, e_var
-        add = _residual_add(project, block_in, consumers)
-        block = Block(expand, depthwise, project, add, stride)
+        # a stem block reads an image: no residual (shapes differ) to fuse
+        add = _residual_add(project, block_in, consumers) if stem is None else None
+        block = Block(expand, depthwise, project, add, stride, stem)
         ids = [id(m) for m in block.members] + [id(block.final)]
         if any(i in claimed for i in ids):
             continue
@@ -447,7 +528,9 @@ def _chains(blocks, consumers):
 def _follows(block, consumers):
     """Whether ``block`` may take its input from the previous block inside a chain: the
     previous output is read only by ``block``'s first conv (and its residual ``add``),
-    and nothing outside the graph holds it."""
+    and nothing outside the graph holds it. A stem block starts its chain."""
+    if block.stem is not None:
+        return False
     first = block.expand if block.expand is not None else block.depthwise
     v = first.inputs[0]
     if v.index != 0 or len(v.expr._outs) != 1:

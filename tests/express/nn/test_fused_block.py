@@ -183,7 +183,8 @@ def test_planner_finds_the_chain_and_skips_held_intermediates(monkeypatch):
     original = fusion_block._compute_chain
     # each fused run's blocks, as [expand, depthwise, project, add] Exprs
     monkeypatch.setattr(fusion_block, "_compute_chain",
-                        lambda chain, strides: calls.append(chain) or original(chain, strides))
+                        lambda chain, strides, stem=None: calls.append(chain) or
+                        original(chain, strides, stem))
     y = _graph_block(xp, w1, b1, wd, b2, w3, b3, 1, True)
     y.read()
     assert len(calls) == 1 and len(calls[0]) == 1 and calls[0][0][3] is y.expr
@@ -211,7 +212,7 @@ def test_released_member_is_recomputed_when_read_later():
 def test_other_paddings_and_float64_are_not_fused(monkeypatch):
     calls = []
     monkeypatch.setattr(fusion_block, "_compute_chain",
-                        lambda chain, strides: calls.append(chain))
+                        lambda chain, strides, stem=None: calls.append(chain))
     rng = np.random.default_rng(5)
     w1, b1, wd, b2, w3, b3 = _weights(rng, 4, 8, 4, True)
     x = F.const(rng.standard_normal((1, 4, 7, 7)).astype(np.float32))
@@ -264,8 +265,8 @@ def chain_lengths(monkeypatch):
     calls = []
     original = fusion_block._compute_chain
     monkeypatch.setattr(fusion_block, "_compute_chain",
-                        lambda chain, strides: calls.append(len(chain)) or
-                        original(chain, strides))
+                        lambda chain, strides, stem=None: calls.append(len(chain)) or
+                        original(chain, strides, stem))
     return calls
 
 
