@@ -89,8 +89,8 @@ def _block_args(arrays, parts):
     return w1, b1, c1, wd, b2, c2, stride, w3, b3, c3, parts[-1][0] == "add"
 
 
-def _block_compute(arrays, parts):
-    y = fusion_block.run_chain(arrays[0], [_block_args(arrays[1:], parts)])
+def _block_compute(arrays, parts, stem=None):
+    y = fusion_block.run_chain(arrays[0], [_block_args(arrays[1:], parts)], stem=stem)
     return y if y is not None else _walk_chain(parts, arrays, _compute_step)
 
 
@@ -98,7 +98,11 @@ def _weight_count(parts):
     return sum(extra for _, _, extra in parts)
 
 
-BLOCK_OP = OpDef("inverted_residual_block", _parts_infer, _block_compute,
+def _block_infer(metas, parts, stem=None):
+    return _parts_infer(metas, parts)
+
+
+BLOCK_OP = OpDef("inverted_residual_block", _block_infer, _block_compute,
                  doc="conv 1x1 -> depthwise 3x3 -> conv 1x1 [+ input], one step of a plan")
 
 
@@ -116,7 +120,7 @@ def _split(values, blocks):
     return out
 
 
-def _chain_infer(metas, blocks, prepared=None):
+def _chain_infer(metas, blocks, prepared=None, stem=None):
     current = metas[0]
     for parts, weights in zip(blocks, _split(metas, blocks)):
         current = _walk_chain(parts, [current] + list(weights), _infer_step)
@@ -137,19 +141,19 @@ def _chain_layout(blocks):
     return positions, tuple(settings)
 
 
-def _chain_compute(arrays, blocks, prepared):
+def _chain_compute(arrays, blocks, prepared, stem=None):
     # The blocks' settings and where their weights sit among the step's arrays, found
     # once per step: a run only picks its arrays.
     layout = prepared.get("layout")
     if layout is None or layout[0] is not blocks:
         layout = prepared["layout"] = (blocks, *_chain_layout(blocks))
     flat = [None if i is None else arrays[i] for i in layout[1]]
-    y = fusion_block.run_chain_flat(arrays[0], flat, layout[2], prepared)
+    y = fusion_block.run_chain_flat(arrays[0], flat, layout[2], prepared, stem)
     if y is not None:
         return y
     current = arrays[0]  # the arrays do not suit the fused kernel: block by block
-    for parts, weights in zip(blocks, _split(arrays, blocks)):
-        current = _block_compute([current] + list(weights), parts)
+    for i, (parts, weights) in enumerate(zip(blocks, _split(arrays, blocks))):
+        current = _block_compute([current] + list(weights), parts, stem if i == 0 else None)
     return current
 
 
@@ -285,13 +289,16 @@ def _chain_blocks(steps, keep):
         elif row:
             inputs = (row[0].inputs[0],) + tuple(s for b in row for s in b.inputs[1:])
             # ``prepared``: the kernel arguments run_chain keeps between runs of the step
-            attrs = {"blocks": tuple(b.attrs["parts"] for b in row), "prepared": {}}
+            attrs = {"blocks": tuple(b.attrs["parts"] for b in row), "prepared": {},
+                     "stem": row[0].attrs["stem"]}
             out.append(_new_step(row[-1], CHAIN_OP, attrs, inputs))
         row.clear()
 
     for step in steps:
         if step.op is BLOCK_OP:
-            if row and not (step.inputs[0] == row[-1].outputs[0] and
+            # a stem block reads an image: it starts a row
+            if row and not (step.attrs["stem"] is None and
+                            step.inputs[0] == row[-1].outputs[0] and
                             step.inputs[0] not in keep and readers[step.inputs[0]] == 1):
                 flush()
             row.append(step)
@@ -335,11 +342,16 @@ def _block_at(step, producer, only_reader, constants, absorbed):
     wd = _weight_shape(dw, constants)
     if wd is None or fusion_block.depthwise_stride(dw.attrs, wd) is None:
         return None
-    expand = producer.get(dw.inputs[0])
+    expand, stem = producer.get(dw.inputs[0]), None
     if expand is not None and _is_conv(expand) and only_reader(dw.inputs[0]) and \
             id(expand) not in absorbed:
+        # a 1x1 expand, or a stem (fusion_block's module doc) when the block adds nothing
         w1 = _weight_shape(expand, constants)
-        if w1 is None or not fusion_block.pointwise_attrs(expand.attrs, w1):
+        if w1 is not None and add is None and \
+                not fusion_block.pointwise_attrs(expand.attrs, w1):
+            stem = fusion_block.stem_attrs(expand.attrs, w1)
+        if w1 is None or (stem is None and
+                          not fusion_block.pointwise_attrs(expand.attrs, w1)):
             expand = None
     else:
         expand = None
@@ -355,7 +367,7 @@ def _block_at(step, producer, only_reader, constants, absorbed):
         parts.append(("add", {}, 0))
         last = add
     members = convs + ([add] if add is not None else [])
-    fused = _new_step(last, BLOCK_OP, {"parts": tuple(parts)}, tuple(inputs))
+    fused = _new_step(last, BLOCK_OP, {"parts": tuple(parts), "stem": stem}, tuple(inputs))
     return members, fused
 
 
