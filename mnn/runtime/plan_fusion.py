@@ -190,13 +190,13 @@ ADD_RELU_OP = OpDef("conv2d_add_relu", _add_relu_infer, _add_relu_compute,
 # -- max_pool(conv2d(...)) ----------------------------------------------------------
 
 
-def _conv_pool_infer(metas, conv_attrs, pool_attrs):
+def _conv_pool_infer(metas, conv_attrs, pool_attrs, prepared=None):
     (shape, dtype), = get_op(_CONV).infer(metas, **conv_attrs)
     return get_op("max_pool").infer([TensorMeta(shape, dtype)], **pool_attrs)
 
 
-def _conv_pool_compute(arrays, conv_attrs, pool_attrs):
-    y = fusion_conv_pool.run(arrays, conv_attrs, pool_attrs)
+def _conv_pool_compute(arrays, conv_attrs, pool_attrs, prepared=None):
+    y = fusion_conv_pool.run(arrays, conv_attrs, pool_attrs, prepared)
     if y is not None:
         return y
     conv = get_op(_CONV).compute(arrays, **conv_attrs)
@@ -400,7 +400,8 @@ def _conv_pool_at(step, producer, only_reader, absorbed):
     if conv is None or not _is_conv(conv) or not only_reader(step.inputs[0]) or \
             id(conv) in absorbed:
         return None
-    attrs = {"conv_attrs": conv.attrs, "pool_attrs": step.attrs}
+    # ``prepared``: the kernel geometry fusion_conv_pool.run keeps between runs
+    attrs = {"conv_attrs": conv.attrs, "pool_attrs": step.attrs, "prepared": {}}
     return [conv], _new_step(step, CONV_POOL_OP, attrs, tuple(conv.inputs))
 
 

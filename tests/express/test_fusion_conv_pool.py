@@ -17,8 +17,8 @@ def fused_calls(monkeypatch):
     calls = []
     original = fusion_conv_pool.ConvPool.compute
 
-    def counted(self):
-        done = original(self)
+    def counted(self, prepared=None):
+        done = original(self, prepared)
         calls.append(done)
         return done
 
@@ -123,14 +123,20 @@ def test_after_resize_the_fused_pair_matches_torch(fused_calls):
     conv, pool = ((7, 7), (2, 2), (3, 3), (1, 1)), ((3, 3), (2, 2), (1, 1), (1, 1), False)
     x = F.placeholder([1, 3, 32, 32])
     y = _graph(x, w, b, conv, "relu", pool)
-    for shape in ((1, 3, 32, 32), (2, 3, 45, 27), (1, 3, 32, 32)):
-        if tuple(x.shape) != shape:
-            x.resize(list(shape))
-        data = rng.standard_normal(shape).astype(np.float32)
-        x.write(data)
-        np.testing.assert_allclose(y.read(), _torch(data, w, b, conv, "relu", pool),
-                                   rtol=1e-4, atol=1e-4)
-    assert fused_calls and all(fused_calls)
+    # the kernel setup kept per input shapes and thread count (run's ``prepared``)
+    try:
+        for shape, threads in (((1, 3, 32, 32), 1), ((2, 3, 45, 27), 1), ((1, 3, 32, 32), 1),
+                               ((1, 3, 32, 32), 2)):
+            F.set_thread_number(threads)
+            if tuple(x.shape) != shape:
+                x.resize(list(shape))
+            data = rng.standard_normal(shape).astype(np.float32)
+            x.write(data)
+            np.testing.assert_allclose(y.read(), _torch(data, w, b, conv, "relu", pool),
+                                       rtol=1e-4, atol=1e-4)
+    finally:
+        F.set_thread_number(1)
+    assert len(fused_calls) == 4 and all(fused_calls)
 
 
 @pytest.mark.parametrize("kind", ["held", "float64", "winograd", "depthwise", "avg_pool"])

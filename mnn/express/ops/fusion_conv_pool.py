@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._cython import conv_pool as _kernel
 from ..._cython import sgemm as _sgemm_k
+from ..runtime import get_thread_number
 from . import nn_common as nc
 from .nn_conv import _packed_weight, direct_geometry
 from .nn_pool import _attrs_key, _out_hw, _regular
@@ -48,42 +49,77 @@ class ConvPool:
         """``run(order) -> bool``: :meth:`compute` for a later evaluation of the same
         order, from positions in it (keeps no Exprs)."""
         at = position[id(self.conv)], position[id(self.pool)]
+        prepared = {}
 
         def run(order):
-            return ConvPool(order[at[0]], order[at[1]]).compute()
+            return ConvPool(order[at[0]], order[at[1]]).compute(prepared)
         return run
 
-    def compute(self):
+    def compute(self, prepared=None):
         """Compute the pool's value in one kernel call; False when the arrays do not allow
-        it (then the caller computes the ops one by one)."""
+        it (then the caller computes the ops one by one). ``prepared``: as for
+        :func:`run`."""
         arrays = [_value(v) for v in self.conv.inputs]
         if any(a is None for a in arrays):
             return False
-        y = run(arrays, self.conv.attrs, self.pool.attrs)
+        y = run(arrays, self.conv.attrs, self.pool.attrs, prepared)
         if y is None:
             return False
         self.pool.store_result(y, self.members)
         return True
 
 
-def run(arrays, conv_attrs, pool_attrs):
+def run(arrays, conv_attrs, pool_attrs, prepared=None):
     """``max_pool(conv2d(*arrays))`` for these ops' attributes in one kernel call, or None
     when the arrays or attributes are not what the kernel takes (then the caller computes
-    the ops one by one)."""
+    the ops one by one).
+
+    ``prepared``: a dict the caller keeps for these two ops (whose attributes never
+    change) between runs: the kernel's geometry is kept there per input shapes and thread
+    count instead of being derived again on each call (a tenth of a small model's run)."""
     if any(type(a) is not np.ndarray or a.dtype != _F32 for a in arrays):
         return None
     x, w = arrays[0], arrays[1]
     bias = arrays[2] if len(arrays) == 3 else None
-    attrs = conv_attrs
     # The arrays, not the metas: after a resize the metas are inferred again only when
     # the result is stored.
     if x.ndim != 4 or w.ndim != 4 or x.shape[1] != w.shape[1] or \
             (bias is not None and bias.shape != (w.shape[0],)):
         return None
-    found = direct_geometry(x.shape, x.dtype, w.shape, attrs["strides"], attrs["pads"],
+    # the thread count: _setup's kernel threads follow it
+    key = (x.shape, w.shape, bias is None, get_thread_number())
+    setup = prepared.get(key) if prepared is not None else None
+    if setup is None:
+        setup = _setup(x.shape, w.shape, conv_attrs, pool_attrs)
+        if prepared is not None:
+            if len(prepared) >= _MAX_PREPARED:
+                prepared.clear()  # shapes that never repeat: bounded
+            prepared[key] = setup
+    if setup is _UNFIT:
+        return None
+    conv, oh, ow, window, lo, hi, pad_elements, out_shape, nthreads = setup
+    o = w.shape[0]
+    pad = nc.scratch("conv_direct_pad", (pad_elements,), np.float32) if pad_elements else None
+    y = np.empty(out_shape, np.float32)
+    nc.blas_single_thread()
+    _kernel.conv_max_pool(_packed_weight(w, 1, direct=True)[0], o, nc.c_array(x), y,
+                          np.zeros(o, np.float32) if bias is None else nc.c_array(bias),
+                          conv, oh, ow, window, lo, hi, nthreads, pad)
+    return y
+
+
+# Kept setups per caller; :func:`_setup`'s answer when the kernel does not take the ops.
+_MAX_PREPARED = 16
+_UNFIT = "unfit"
+
+
+def _setup(x_shape, w_shape, attrs, pool_attrs):
+    """``(conv, oh, ow, window, lo, hi, pad elements, output shape, kernel threads)`` of
+    :func:`run`'s kernel call for inputs of these shapes, or ``_UNFIT``."""
+    found = direct_geometry(x_shape, _F32, w_shape, attrs["strides"], attrs["pads"],
                             attrs["dilations"], attrs["group"], attrs["padding_mode"])
     if found is None or not _regular(pool_attrs):
-        return None
+        return _UNFIT
     pads, (oh, ow) = found
     key = _attrs_key((oh, ow), pool_attrs)
     ph, pw = _out_hw((oh, ow), pool_attrs)
@@ -92,21 +128,16 @@ def run(arrays, conv_attrs, pool_attrs):
     if not (_kernel.windows_inside(oh, ph, window[0], window[2], window[4], window[6])
             and _kernel.windows_inside(ow, pw, window[1], window[3], window[5],
                                        window[7])):
-        return None  # a window of padding only: the pool op's own rule for it
-    n, o = x.shape[0], w.shape[0]
-    kh, kw = w.shape[2:]
+        return _UNFIT  # a window of padding only: the pool op's own rule for it
+    n, o = x_shape[0], w_shape[0]
+    kh, kw = w_shape[2:]
     conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
     clamp = attrs.get("clamp")
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    per_image = _sgemm_k.direct_pad_elements((1,) + x.shape[1:], kh, kw, oh, ow, *conv[2:])
-    pad = nc.scratch("conv_direct_pad", (n * per_image,), np.float32) if per_image else None
-    y = np.empty((n, o, ph, pw), np.float32)
-    nc.blas_single_thread()
-    _kernel.conv_max_pool(_packed_weight(w, 1, direct=True)[0], o, nc.c_array(x), y,
-                          np.zeros(o, np.float32) if bias is None else nc.c_array(bias),
-                          conv, oh, ow, window, lo, hi,
-                          nc.threads(n * oh * ow * (x.shape[1] * kh * kw + o)), pad)
-    return y
+    per_image = _sgemm_k.direct_pad_elements((1,) + tuple(x_shape[1:]), kh, kw, oh, ow,
+                                              *conv[2:])
+    nthreads = nc.threads(n * oh * ow * (x_shape[1] * kh * kw + o))
+    return conv, oh, ow, window, lo, hi, n * per_image, (n, o, ph, pw), nthreads
 
 
 def _value(v):
