@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .errors import OpError
+from .runtime import get_thread_number
 from .formats import NCHW, data_format as _data_format
 
 __all__ = ["Var", "to_var", "const", "scalar", "placeholder", "is_var"]
@@ -147,7 +148,7 @@ class Var:
         if expr.op is not None:
             raise OpError(f"mnn: write() needs a placeholder, const or trainable Var; "
                           f"{self.name} is computed by op {expr.op_type}")
-        arr = np.array(value, dtype=self.dtype, copy=True)
+        arr = _copy_of(value, self.dtype)
         # A placeholder declared with -1 dims takes any value that fills them, each write.
         want = expr.attrs.get("declared_shape", expr.metas[0].shape)
         if want is not None and tuple(arr.shape) != tuple(want):
@@ -501,3 +502,22 @@ def to_var(x, dtype=None):
         return const(np.asarray(x), dtype=dtype)
     raise TypeError(f"mnn: expected a Var, number, list or ndarray, got {type(x).__name__}")
 
+
+# A written array of at least this many bytes is copied by the kernel threads: one core
+# alone copies a 1x3x224x224 image at about half the speed (0.6-1.2% of a MobileNetV2 or
+# ResNet18 run at 2 threads).
+_PARALLEL_COPY_BYTES = 1 << 18
+
+
+def _copy_of(value, dtype):
+    """A new array of ``value``'s values as ``dtype`` (what ``write`` stores)."""
+    threads = get_thread_number()
+    if type(value) is np.ndarray and value.dtype == dtype and value.flags.c_contiguous \
+            and value.nbytes >= _PARALLEL_COPY_BYTES and threads > 1:
+        from .._cython import elementwise as kernels
+
+        arr = np.empty(value.shape, dtype)
+        kernels.copy_bytes(value.reshape(-1).view(np.uint8), arr.reshape(-1).view(np.uint8),
+                           threads)
+        return arr
+    return np.array(value, dtype=dtype, copy=True)
