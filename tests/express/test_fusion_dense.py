@@ -119,3 +119,73 @@ def test_head_after_a_batch_resize(fused_calls):
             np.testing.assert_allclose(y.read(), data.mean(axis=(2, 3)) @ w + b,
                                        rtol=1e-5, atol=1e-6)
     assert all(ok for _, ok in fused_calls) and len(fused_calls) >= 3
+
+
+def _conv_head(x, wc, bc, w, b):
+    c = F.conv2d(x, F.const(wc), F.const(bc), (1, 1), (0, 0), activation="relu6")
+    return _head(c, w, b)
+
+
+def _torch_conv_head(data, wc, bc, w, b):
+    torch = pytest.importorskip("torch")
+    t = torch.clamp(torch.nn.functional.conv2d(torch.from_numpy(data), torch.from_numpy(wc),
+                                               torch.from_numpy(bc)), 0, 6)
+    return (t.mean((2, 3)) @ torch.from_numpy(w) + torch.from_numpy(b)).numpy()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("cin", [8, 160])  # the packed GEMM's 1x1 conv, the direct one's
+def test_head_with_its_conv_is_one_step_bitwise_the_ops(threads, cin, fused_calls):
+    rng = np.random.default_rng(cin + threads)
+    wc = (rng.standard_normal((48, cin, 1, 1)) * 0.2).astype(np.float32)
+    bc = rng.standard_normal(48).astype(np.float32)
+    w = rng.standard_normal((48, 10)).astype(np.float32)
+    b = rng.standard_normal(10).astype(np.float32)
+    data = rng.standard_normal((2, cin, 7, 7)).astype(np.float32)
+    F.set_thread_number(threads)
+    try:
+        x = F.placeholder([2, cin, 7, 7])
+        y = _conv_head(x, wc, bc, w, b)
+        x.write(data)
+        got = y.read()
+        dense = fused_calls[0][0]
+        assert [m.op.name for m in dense.members] == ["conv2d", "avg_pool", "reshape",
+                                                      "matmul"]
+        assert fused_calls[0][1] and dense.conv.values is None  # pooled, never stored
+        np.testing.assert_allclose(got, _torch_conv_head(data, wc, bc, w, b), rtol=1e-4,
+                                   atol=1e-4)
+        # the conv held by the user: computed alone, then the head fused without it
+        x2 = F.placeholder([2, cin, 7, 7])
+        c2 = F.conv2d(x2, F.const(wc), F.const(bc), (1, 1), (0, 0), activation="relu6")
+        y2 = _head(c2, w, b)
+        x2.write(data)
+        np.testing.assert_array_equal(y2.read(), got)
+        assert fused_calls[-1][0].conv is None
+        np.testing.assert_allclose(c2.read().mean((2, 3)) @ w + b, got, rtol=1e-5,
+                                   atol=1e-5)
+    finally:
+        F.set_thread_number(1)
+
+
+def test_head_with_its_conv_after_a_resize_and_a_wrong_shape(fused_calls):
+    rng = np.random.default_rng(9)
+    wc = (rng.standard_normal((16, 4, 1, 1)) * 0.2).astype(np.float32)
+    bc = rng.standard_normal(16).astype(np.float32)
+    w = rng.standard_normal((16, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    x = F.placeholder([1, 4, 5, 5])
+    y = _conv_head(x, wc, bc, w, b)
+    for shape in ((1, 4, 5, 5), (3, 4, 6, 2), (3, 4, 6, 2)):
+        if tuple(x.shape) != shape:
+            x.resize(list(shape))
+        data = rng.standard_normal(shape).astype(np.float32)
+        x.write(data)
+        np.testing.assert_allclose(y.read(), _torch_conv_head(data, wc, bc, w, b),
+                                   rtol=1e-5, atol=1e-5)
+    # new input shapes: that run goes op by op (the conv's inference checks them), the
+    # next one is fused again
+    assert [ok for _, ok in fused_calls] == [True, False, True]
+    x.resize([1, 5, 5, 5])  # channels the conv's weight does not take: its own error
+    x.write(np.zeros((1, 5, 5, 5), np.float32))
+    with pytest.raises(Exception, match="channels"):
+        y.read()
