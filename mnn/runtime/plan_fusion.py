@@ -207,10 +207,16 @@ CONV_POOL_OP = OpDef("conv2d_max_pool", _conv_pool_infer, _conv_pool_compute,
                      doc="max_pool(conv2d(...)), one step of a plan")
 
 
-# -- classifier head: mean over H and W, reshape to (N, C, 1, 1), 1x1 conv [, reshape] --
+# -- classifier head: [conv,] mean over H and W, reshape to (N, C, 1, 1), 1x1 conv
+#    [, reshape] --
 
 
 def _head_compute(arrays, parts):
+    if parts[0][0] == _CONV:
+        # the conv whose output only the mean reads: computed here, pooled, never kept
+        extra = parts[0][2]
+        conv = get_op(_CONV).compute(arrays[:1 + extra], **parts[0][1])
+        arrays, parts = [conv] + list(arrays[1 + extra:]), parts[1:]
     x = arrays[0]
     if type(x) is np.ndarray and x.ndim == 4 and x.dtype in _FLOATS and \
             x.shape[2] * x.shape[3] > 0:
@@ -229,8 +235,8 @@ def _head_compute(arrays, parts):
 
 
 HEAD_OP = OpDef("global_pool_dense", _parts_infer, _head_compute,
-                doc="mean over H and W, reshape, 1x1 conv [, reshape]: a converted "
-                    "classifier, one step of a plan")
+                doc="[conv,] mean over H and W, reshape, 1x1 conv [, reshape]: a "
+                    "converted classifier, one step of a plan")
 
 
 # -- the pass --------------------------------------------------------------------------
@@ -408,7 +414,8 @@ def _conv_pool_at(step, producer, only_reader, absorbed):
 def _head_at(step, producer, only_reader, constants, absorbed):
     """``(members, fused step)`` when ``step`` ends a classifier head: ``reduce_mean``
     over axes 2 and 3, ``reshape``, a 1x1 ``conv2d`` (stride 1, no pads, one group),
-    optionally a last ``reshape``."""
+    optionally a last ``reshape``; with the ``conv2d`` whose output only the mean reads
+    (MobileNetV2's last conv), when there is one."""
     conv = step
     if step.op.name == "reshape" and len(step.inputs) == 1:
         conv = producer.get(step.inputs[0])
@@ -436,8 +443,14 @@ def _head_at(step, producer, only_reader, constants, absorbed):
              (_CONV, attrs, len(conv.inputs) - 1)]
     if step is not conv:
         parts.append(("reshape", step.attrs, 0))
-    fused = _new_step(step, HEAD_OP, {"parts": tuple(parts)},
-                      (mean.inputs[0],) + tuple(conv.inputs[1:]))
+    inputs = (mean.inputs[0],) + tuple(conv.inputs[1:])
+    below = producer.get(mean.inputs[0])
+    if below is not None and _is_conv(below) and only_reader(mean.inputs[0]) and \
+            id(below) not in absorbed:
+        members.insert(0, below)
+        parts.insert(0, (_CONV, below.attrs, len(below.inputs) - 1))
+        inputs = tuple(below.inputs) + tuple(conv.inputs[1:])
+    fused = _new_step(step, HEAD_OP, {"parts": tuple(parts)}, inputs)
     return members, fused
 
 

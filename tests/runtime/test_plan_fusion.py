@@ -213,6 +213,34 @@ def test_head_whose_mean_is_a_plan_output_is_not_merged():
     np.testing.assert_allclose(got, _torch_head(data, w, b), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("returned", [False, True])
+def test_head_takes_the_conv_only_its_mean_reads(threads, returned):
+    rng = np.random.default_rng(30 + threads)
+    wc, bc = _rand(rng, 24, 40, 1, 1), _rand(rng, 24)
+    w, b = _rand(rng, 10, 24, 1, 1), _rand(rng, 10)
+    x = F.placeholder([-1, 40, 7, 7])
+    conv = F.conv2d(x, F.const(wc), F.const(bc), (1, 1), (0, 0), activation="relu6")
+    plan = Plan([x], [_head(conv, w, b)] + ([conv] if returned else []))
+    # a conv the plan returns stays a step of its own
+    assert _ops(plan) == (["conv2d", "global_pool_dense"] if returned
+                          else ["global_pool_dense"])
+    assert [p[0] for p in plan.steps[-1].attrs["parts"]][0] == \
+        ("reduce_mean" if returned else "conv2d")
+    F.set_thread_number(threads)
+    try:
+        for batch in (1, 2):
+            data = rng.standard_normal((batch, 40, 7, 7)).astype(np.float32)
+            got = plan.run([data])
+            c = torch.clamp(tf.conv2d(torch.from_numpy(data), torch.from_numpy(wc),
+                                      torch.from_numpy(bc)), 0, 6).numpy()
+            np.testing.assert_allclose(got[0], _torch_head(c, w, b), rtol=1e-5, atol=1e-5)
+            if returned:
+                np.testing.assert_allclose(got[1], c, rtol=1e-5, atol=1e-5)
+    finally:
+        F.set_thread_number(1)
+
+
 def test_head_with_a_wrong_channel_count_names_the_conv():
     rng = np.random.default_rng(23)
     w, b = _rand(rng, 4, 6, 1, 1), _rand(rng, 4)
