@@ -262,18 +262,21 @@ static ptrdiff_t mnn_dw3x3_flat_masks(ptrdiff_t H, ptrdiff_t W, ptrdiff_t OH, pt
     if (sh != 1 || sw != 1 || OW != W || W < 1 || OH < 1) return 0;
     ptrdiff_t n = OH * OW, nvec = (n + 15) / 16;
     if (nvec > cap || 4 * nvec > 3 * OH * ((OW + 15) / 16)) return 0;
+    /* lane l of step v is output o = 16 v + l at (row, col), walked without a division */
+    ptrdiff_t row = 0, col = 0;
     for (ptrdiff_t v = 0; v < nvec; v++) {
-        for (int t = 0; t < 9; t++) {
-            ptrdiff_t i = t / 3, j = t % 3;
-            unsigned m = 0;
-            for (int l = 0; l < 16; l++) {
-                ptrdiff_t o = v * 16 + l;
-                if (o >= n) break;
-                ptrdiff_t row = o / W - pt + i, col = o % W - pl + j;
-                if (row >= 0 && row < H && col >= 0 && col < W) m |= 1u << l;
+        unsigned m[9] = {0};
+        for (int l = 0; l < 16 && v * 16 + l < n; l++) {
+            for (int t = 0; t < 9; t++) {
+                ptrdiff_t r = row - pt + t / 3, c = col - pl + t % 3;
+                if (r >= 0 && r < H && c >= 0 && c < W) m[t] |= 1u << l;
             }
-            masks[v * 9 + t] = (unsigned short)m;
+            if (++col == W) {
+                col = 0;
+                row++;
+            }
         }
+        for (int t = 0; t < 9; t++) masks[v * 9 + t] = (unsigned short)m[t];
     }
     return nvec;
 #else

@@ -56,6 +56,9 @@ typedef struct {
     const ptrdiff_t *koff3;     /* direct project: k * R * OW for k < Ce */
 } mnn_fb_geom;
 
+/* Most 16-lane steps of a plane run as dw3x3_kernel.h's flat stream. */
+#define MNN_FB_FLAT_CAP 16
+
 /* Pixels per direct tile: 7 when that divides the pixels and 8 does not (see
    conv_direct_images). */
 static inline int mnn_fb_npw(ptrdiff_t P) { return P % 8 && P % 7 == 0 ? 7 : MNN_SD_N; }
@@ -105,6 +108,11 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
     const ptrdiff_t cap = R * s + 2;            /* rows of one e plane in ebuf */
     const ptrdiff_t plane_e = cap * W, plane_d = R * g->OW, P = g->OH * g->OW;
     ptrdiff_t have_lo = 0, have_hi = 0;        /* e rows held in ebuf, from its row 0 */
+    /* the whole image in one band: small planes take the flat stream (see
+       mnn_fb_images_split) */
+    unsigned short masks[MNN_FB_FLAT_CAP * 9];
+    const ptrdiff_t nflat = oy_a == 0 && oy_b == g->OH && R >= g->OH
+        ? mnn_dw3x3_flat_masks(H, W, g->OH, g->OW, s, s, 1, 1, masks, MNN_FB_FLAT_CAP) : 0;
     for (ptrdiff_t oy0 = oy_a; oy0 < oy_b; oy0 += R) {
         ptrdiff_t oy1 = oy0 + R < oy_b ? oy0 + R : oy_b;
         ptrdiff_t top = oy0 * s - 1;           /* first e row the band reads (-1: pad) */
@@ -136,10 +144,16 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
             src_plane = H * W;
         }
         ptrdiff_t pt = need_lo - top;          /* 1 when the band starts on the pad row */
-        for (ptrdiff_t c = 0; c < g->Ce; c++)
-            mnn_dw3x3_plane(src + c * src_plane, rows, W, g->wdw + 9 * c, g->b2[c],
-                            dbuf + c * plane_d, oy1 - oy0, g->OW, s, (int)s, pt, 1, zeros,
-                            g->lo2, g->hi2);
+        for (ptrdiff_t c = 0; c < g->Ce; c++) {
+            if (nflat > 0)  /* one band: rows == H, pt == 1 */
+                mnn_dw3x3_plane_flat(src + c * src_plane, W, g->wdw + 9 * c, g->b2[c],
+                                     dbuf + c * plane_d, g->OH, 1, 1, masks, nflat, g->lo2,
+                                     g->hi2);
+            else
+                mnn_dw3x3_plane(src + c * src_plane, rows, W, g->wdw + 9 * c, g->b2[c],
+                                dbuf + c * plane_d, oy1 - oy0, g->OW, s, (int)s, pt, 1,
+                                zeros, g->lo2, g->hi2);
+        }
         ptrdiff_t n = (oy1 - oy0) * g->OW;
         mnn_fb_conv(g->direct3, g->Cout, g->Ce, g->pa3, dbuf, plane_d, g->koff3, n, n, 0, 1,
                     y + oy0 * g->OW, P, pb, po, g->b3, g->lo3, g->hi3);
@@ -159,6 +173,12 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
                                 const float *r, float *y, float *e, float *d, float *pb_all,
                                 ptrdiff_t *po_all, const float *zeros, int T) {
     const ptrdiff_t HW = g->H * g->W, P = g->OH * g->OW;
+    /* Planes small enough for dw3x3_kernel.h's flat stream (7x7 at stride 1: 4 steps of
+       16 lanes instead of 7 of one row each) take it; its tap masks depend only on the
+       geometry. */
+    unsigned short masks[MNN_FB_FLAT_CAP * 9];
+    const ptrdiff_t nflat = mnn_dw3x3_flat_masks(g->H, g->W, g->OH, g->OW, g->stride,
+                                                 g->stride, 1, 1, masks, MNN_FB_FLAT_CAP);
     const ptrdiff_t po_size = HW > P ? HW : P;
     /* expand and depthwise channels go to threads in whole GEMM slabs */
     const ptrdiff_t slab1 = g->pa1 ? (g->direct1 ? MNN_SD_M : MNN_SG_MR) : 1;
@@ -189,10 +209,16 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
                 }
             }
             if (g->pa1) src = e;
-            for (ptrdiff_t c = c0; c < c1; c++)
-                mnn_dw3x3_plane(src + c * HW, g->H, g->W, g->wdw + 9 * c, g->b2[c], d + c * P,
-                                g->OH, g->OW, g->stride, (int)g->stride, 1, 1, zeros, g->lo2,
-                                g->hi2);
+            for (ptrdiff_t c = c0; c < c1; c++) {
+                if (nflat > 0)
+                    mnn_dw3x3_plane_flat(src + c * HW, g->W, g->wdw + 9 * c, g->b2[c],
+                                         d + c * P, g->OH, 1, 1, masks, nflat, g->lo2,
+                                         g->hi2);
+                else
+                    mnn_dw3x3_plane(src + c * HW, g->H, g->W, g->wdw + 9 * c, g->b2[c],
+                                    d + c * P, g->OH, g->OW, g->stride, (int)g->stride, 1, 1,
+                                    zeros, g->lo2, g->hi2);
+            }
 #pragma omp barrier
             if (g->direct3) {
                 int npw = mnn_fb_npw(P);

@@ -74,6 +74,12 @@ CASES = [
     (2, 12, 9, 9, 72, 12, 1, True, True, 3),
     (1, 130, 14, 14, 200, 130, 1, True, True, 2),
     (1, 96, 14, 14, 576, 160, 2, True, False, 2),
+    # small planes at stride 1: the depthwise step runs dw3x3's flat stream, in one band
+    # (one thread, or an image per thread) and with the threads splitting channels
+    (1, 24, 7, 7, 96, 24, 1, True, True, 1),
+    (1, 12, 12, 12, 48, 12, 1, True, True, 1),
+    (3, 12, 5, 5, 48, 16, 1, True, False, 2),
+    (1, 12, 5, 5, 48, 16, 1, False, False, 2),
 ]
 
 
