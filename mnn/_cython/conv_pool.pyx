@@ -140,8 +140,9 @@ def conv_max_pool(const float[::1] packed, Py_ssize_t m, const float[:, :, :, ::
     g.R = max(1, min(per, (_BAND_TARGET // (m * ow) - span) // qsh + 1))
     g.cap = (g.R - 1) * qsh + span
     # The padded row: the pool's left pad, the conv row, as far right as the last window
-    # reaches, and 16 floats more (the 3-wide stride-2 vector path loads one past it).
-    g.rowlen = max(qpl + ow, (PW - 1) * qsw + (qkw - 1) * qdw + 1) + 16
+    # reaches; the 3-wide stride-2 vector path loads up to 2 * PW + 33 (its last vector,
+    # partial, stores only the outputs below PW).
+    g.rowlen = max(qpl + ow, (PW - 1) * qsw + (qkw - 1) * qdw + 1, 2 * PW + 34)
     cdef Py_ssize_t threads = min(nthreads, N * parts)
     # Per thread: the band (m planes of cap rows), the row scratch; the K offsets shared.
     cdef Py_ssize_t band_size = m * g.cap * ow, tsize = g.rowlen

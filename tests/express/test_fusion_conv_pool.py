@@ -39,6 +39,9 @@ CASES = [
      ((3, 2), (1, 2), (1, 0), (2, 1), False)),
     ((2, 8, 15, 15), 16, ((3, 3), (2, 2), (1, 1), (1, 1)), "relu",
      ((3, 3), (2, 2), (1, 1), (1, 1), True)),
+    # pooled rows of 22: a whole vector of the 3-wide stride-2 path, then a partial one
+    ((1, 3, 90, 86), 32, ((7, 7), (2, 2), (3, 3), (1, 1)), None,
+     ((3, 3), (2, 2), (1, 1), (1, 1), False)),
 ]
 
 
@@ -87,6 +90,7 @@ def test_fused_matches_torch_and_the_ops_bitwise(case, threads, fused_calls):
             data = rng.standard_normal(shape).astype(np.float32)
             if act is None:  # (a fused activation clamps NaN, as MNN's does)
                 data[0, 0, 1, :3] = np.nan  # NaN reaches pooled values through the conv
+                data[0, 0, -2, -3:] = np.nan  # and at the right end of the rows
             x.write(data)
             xs.write(data)
             got = y.read()

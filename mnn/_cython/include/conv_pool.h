@@ -47,14 +47,16 @@ static inline float mnn_cp_max(float a, float b) {
 }
 
 /* out[px] = max(t[2px], t[2px+1], t[2px+2]) for px < PW: 3-wide windows, stride 2 (the
-   common pool), taken apart into even and odd columns 16 outputs at a time. */
+   common pool), taken apart into even and odd columns 16 outputs at a time; a last
+   partial vector stores only its outputs below PW (its loads reach t[2 PW + 33]: the
+   caller's row scratch has room, and lanes past PW read what is there). */
 static void mnn_cp_cols_3s2(const float *t, ptrdiff_t PW, float *out) {
     ptrdiff_t px = 0;
 #if MNN_SD_ENABLED
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
                                            26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    for (; px + 16 <= PW; px += 16) {
+    for (; px < PW; px += 16) {
         const float *w = t + 2 * px;
         __m512 lo = _mm512_loadu_ps(w), hi = _mm512_loadu_ps(w + 16);
         __m512 a = _mm512_permutex2var_ps(lo, even, hi);        /* t[2px] */
@@ -66,7 +68,10 @@ static void mnn_cp_cols_3s2(const float *t, ptrdiff_t PW, float *out) {
         m = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), m, b);
         __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, m, _CMP_GT_OQ), m, c);
         r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, c, _CMP_UNORD_Q), r, c);
-        _mm512_storeu_ps(out + px, r);
+        if (px + 16 <= PW)
+            _mm512_storeu_ps(out + px, r);
+        else
+            _mm512_mask_storeu_ps(out + px, (__mmask16)((1u << (PW - px)) - 1u), r);
     }
 #endif
     for (; px < PW; px++) {
@@ -100,10 +105,12 @@ static void mnn_cp_pool_row(const mnn_cp_geom *g, const float *band, ptrdiff_t f
             n = 0;
         }
     }
-    /* -inf around the row: windows reach past it without bounds tests */
-    for (ptrdiff_t x = 0; x < pl; x++) t[x] = -INFINITY;
-    for (ptrdiff_t x = pl + OW; x < g->rowlen; x++) t[x] = -INFINITY;
+    /* -inf around the row, as far as the windows reach: they read it without bounds
+       tests */
     const ptrdiff_t PW = g->PW, kw = g->kw, sw = g->sw, dw = g->dw;
+    const ptrdiff_t reach = (PW - 1) * sw + (kw - 1) * dw + 1;
+    for (ptrdiff_t x = 0; x < pl; x++) t[x] = -INFINITY;
+    for (ptrdiff_t x = pl + OW; x < reach; x++) t[x] = -INFINITY;
     if (kw == 3 && dw == 1 && sw == 2) {
         mnn_cp_cols_3s2(t, PW, out);
         return;
