@@ -13,8 +13,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .errors import OpError
-from .runtime import get_thread_number
 from .formats import NCHW, data_format as _data_format
+from .runtime import get_thread_number
 
 __all__ = ["Var", "to_var", "const", "scalar", "placeholder", "is_var"]
 

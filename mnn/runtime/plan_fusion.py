@@ -351,14 +351,16 @@ def _block_at(step, producer, only_reader, constants, absorbed):
     expand, stem = producer.get(dw.inputs[0]), None
     if expand is not None and _is_conv(expand) and only_reader(dw.inputs[0]) and \
             id(expand) not in absorbed:
-        # a 1x1 expand, or a stem (fusion_block's module doc) when the block adds nothing
         w1 = _weight_shape(expand, constants)
-        if w1 is not None and add is None and \
-                not fusion_block.pointwise_attrs(expand.attrs, w1):
-            stem = fusion_block.stem_attrs(expand.attrs, w1)
-        if w1 is None or (stem is None and
-                          not fusion_block.pointwise_attrs(expand.attrs, w1)):
+        if w1 is None:
             expand = None
+        elif not fusion_block.pointwise_attrs(expand.attrs, w1):
+            # not a 1x1 expand: a stem (fusion_block's module doc) when the block adds
+            # nothing
+            stem = None if add is not None else fusion_block.stem_attrs(
+                expand.attrs, w1, constants[expand.inputs[1]].dtype)
+            if stem is None:
+                expand = None
     else:
         expand = None
     convs = [c for c in (expand, dw, project) if c is not None]

@@ -120,3 +120,23 @@ def test_stem_step_wrong_input_channels_names_the_conv():
     plan = Plan([x], [h])
     with pytest.raises(Exception, match="channels"):
         plan.run([np.zeros((1, 4, 16, 16), np.float32)])
+
+
+def test_conv_the_direct_kernel_would_not_run_is_not_a_stem():
+    # 2 input channels (K = 18, below the direct kernel's least depth): the conv stays a
+    # step of its own, the blocks after it fuse as before
+    rng = np.random.default_rng(9)
+    ws, bs = _rand(rng, 16, 2, 3, 3), _rand(rng, 16)
+    ps = [_weights(rng, 16, 16, 8, expand=False), _weights(rng, 8, 32, 12)]
+    x = F.placeholder([1, 2, 30, 30])
+    h = _stem(x, ws, bs)
+    for p, stride in zip(ps, (1, 2)):
+        h = _mnn_block(h, p, stride)
+    plan = Plan([x], [h])
+    assert _ops(plan) == [("conv2d", False), ("inverted_residual_chain", False)]
+    data = rng.standard_normal((1, 2, 30, 30)).astype(np.float32)
+    t = _torch_stem(torch.from_numpy(data), ws, bs)
+    for p, stride in zip(ps, (1, 2)):
+        t = _torch_block(t, p, stride)
+    (got,) = plan.run([data])
+    np.testing.assert_allclose(got, t.numpy(), rtol=1e-4, atol=1e-4)

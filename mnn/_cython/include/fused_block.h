@@ -167,7 +167,8 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
 }
 
 /* Images [0, N) whole, the T threads splitting channels (see above). g->R must be OH (the
-   project reads d planes of OH * OW); the expand, if any, is 1x1. e (Ce x H x W) and d (Ce x OH x OW) are shared;
+   project reads d planes of OH * OW); the expand, if any, is 1x1. e (Ce x H x W) and d
+   (Ce x OH x OW) are shared;
    pb_all holds T packing scratches, po_all T offset scratches of max(H*W, OH*OW). */
 static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *x,
                                 const float *r, float *y, float *e, float *d, float *pb_all,

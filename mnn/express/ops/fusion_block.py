@@ -32,7 +32,7 @@ from ..enums import Padding_Mode
 from ..errors import OpError
 from ..runtime import get_thread_number
 from . import nn_common as nc
-from .nn_conv import _packed_weight, _use_direct, direct_geometry
+from .nn_conv import _packed_weight, _use_direct, direct_any_size, direct_geometry
 
 __all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_attrs",
            "run_chain"]
@@ -98,14 +98,16 @@ def _pointwise(expr):
     return parts[0]
 
 
-def stem_attrs(attrs, w_shape):
+def stem_attrs(attrs, w_shape, dtype):
     """The settings ``(kernel, strides, pads, dilations, padding_mode)`` a fused chain
-    keeps for a stem expand (see the module doc) when conv2d ``attrs`` with weight shape
-    ``w_shape`` make an ungrouped, undilated conv that is not 1x1 stride 1 (those are
-    ordinary expands), else None. Whether the direct kernel runs it depends on the input
-    size: :func:`_chain_args` checks at each run."""
-    if len(w_shape) != 4 or attrs["group"] != 1 or attrs["dilations"] != (1, 1) or \
-            pointwise_attrs(attrs, w_shape):
+    keeps for a stem expand (see the module doc) when conv2d ``attrs`` with a weight of
+    ``w_shape`` and ``dtype`` make an undilated conv that is not 1x1 stride 1 (those are
+    ordinary expands) and that the direct kernel runs whatever the input's size, else
+    None. (:func:`_chain_args` still checks the geometry at each run.)"""
+    if len(w_shape) != 4 or attrs["dilations"] != (1, 1) or \
+            pointwise_attrs(attrs, w_shape) or \
+            not direct_any_size(dtype, w_shape, attrs["strides"], attrs["dilations"],
+                                attrs["group"]):
         return None
     return (tuple(w_shape[2:]), tuple(attrs["strides"]), tuple(attrs["pads"]),
             (1, 1), attrs["padding_mode"])
@@ -117,7 +119,7 @@ def _stem(expr):
     parts = _conv_parts(expr)
     if parts is None:
         return None
-    spec = stem_attrs(expr.attrs, parts[1])
+    spec = stem_attrs(expr.attrs, parts[1], _F32)
     if spec is None or _stem_geometry(parts[2], parts[1], spec) is None:
         return None
     return spec
@@ -381,7 +383,7 @@ def _chain_args(x_shape, blocks, stem=None):
         if type(w1) is not np.ndarray or w1.ndim != 4 or w1.shape[2:] != stem[0]:
             return None
         geometry = _stem_geometry(x_shape, w1.shape, stem)
-        if geometry is None or blocks[0][10]:
+        if geometry is None or blocks[0][10]:  # (a stem block cannot add its input)
             return None
         h, w = geometry[6:]  # the first block's (expanded) image
     args = []

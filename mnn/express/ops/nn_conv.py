@@ -301,6 +301,20 @@ def direct_geometry(x_shape, dtype, w_shape, strides, pads, dilations, group,
     return (pads, out_hw) if kind == "direct" else None
 
 
+def direct_any_size(dtype, w_shape, strides, dilations, group):
+    """Whether a conv2d of this weight runs by the direct kernel whatever its input's size
+    (:func:`_kernel_kind` reads the input size only to choose Winograd, and for 1x1
+    stride-1 convs): one group, not 1x1 stride 1, never taken by Winograd, deep enough."""
+    o, cg, kh, kw = w_shape
+    if group != 1 or _pointwise(w_shape, strides, (0, 0, 0, 0)):
+        return False
+    # an input large enough that only the weight decides whether Winograd takes the conv
+    if _use_winograd((1, cg, 1 << 10, 1 << 10), tuple(w_shape), tuple(strides),
+                     tuple(dilations), group, dtype):
+        return False
+    return _use_direct(dtype, cg * kh * kw, False, 0)
+
+
 def _dense_plan(out_shape, dtype, zeros, lo, hi):
     """:func:`_conv2d_plan`'s run for a 1x1 convolution of 1x1 images (a dense layer, as
     converters write a classifier). The direct kernel splits pixels and computes tiles

@@ -235,3 +235,45 @@ def test_stem_after_a_resize_matches_torch(stems):
         want = _torch_net(data, stem, blocks, (2, 2), (1, 1, 1, 1))
         np.testing.assert_allclose(y.read(), want, **_tol(want))
     assert len(stems) == 2 and all(s is not None for s in stems)
+
+
+def test_block_then_a_stem_block_are_two_chains(stems):
+    # a block's output read by a 3x3 conv feeding the next block: that conv is a stem
+    # (it reads a zero-bordered image), so its block starts a chain of its own
+    rng = np.random.default_rng(6)
+    stem, blocks = _weights(rng, 16, (3, 3))
+    first = [(rng.standard_normal((16, 16, 1, 1)) * 0.3).astype(np.float32)
+             for _ in range(2)]
+    xp = F.placeholder([1, 16, 24, 24])
+    h = F.conv2d(xp, F.const(first[0]), None, (1, 1), (0, 0), activation="relu6")
+    h = F.conv2d(h, F.const(np.ones((16, 1, 3, 3), np.float32) * 0.1), None, (1, 1),
+                 (1, 1), group=16, activation="relu6")
+    h = F.conv2d(h, F.const(first[1]), None, (1, 1), (0, 0))
+    y = _graph_net(h, stem, blocks, (2, 2), (1, 1))  # 3x3 s2: never Winograd's
+    data = rng.standard_normal((1, 16, 24, 24)).astype(np.float32)
+    xp.write(data)
+    t = torch.from_numpy(data)
+    t = torch.clamp(tf.conv2d(t, torch.from_numpy(first[0])), 0, 6)
+    t = torch.clamp(tf.conv2d(t, torch.ones(16, 1, 3, 3) * 0.1, padding=1, groups=16), 0, 6)
+    t = tf.conv2d(t, torch.from_numpy(first[1])).numpy()
+    want = _torch_net(t, stem, blocks, (2, 2), (1, 1, 1, 1))
+    np.testing.assert_allclose(y.read(), want, **_tol(want))
+    assert len(stems) == 2 and stems[0] is None and stems[1] is not None
+
+
+@pytest.mark.parametrize("w_shape, strides", [
+    ((32, 3, 3, 3), (2, 2)), ((64, 3, 7, 7), (2, 2)), ((16, 16, 3, 3), (1, 1)),
+    ((16, 16, 3, 3), (2, 2)), ((8, 2, 3, 3), (2, 2)), ((24, 40, 1, 1), (2, 2)),
+    ((24, 8, 1, 1), (1, 1)), ((16, 4, 3, 3), (1, 1))])
+def test_direct_any_size_agrees_with_the_kernel_choice(w_shape, strides):
+    # a weight said to run by the direct kernel whatever the input runs by it on every
+    # input tried; one that is not fails on at least one
+    from mnn.express.ops import nn_conv
+    said = nn_conv.direct_any_size(np.float32, w_shape, strides, (1, 1), 1)
+    kinds = set()
+    for n, h, w in ((1, 7, 7), (1, 20, 30), (2, 56, 56), (1, 224, 224)):
+        x_shape = (n, w_shape[1], h, w)
+        found = nn_conv.direct_geometry(x_shape, np.float32, w_shape, strides,
+                                        (1, 1, 1, 1), (1, 1), 1, F.Padding_Mode.CAFFE)
+        kinds.add(found is not None)
+    assert said == (kinds == {True})
