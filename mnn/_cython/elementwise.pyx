@@ -174,7 +174,7 @@ def exp_f32(const float[::1] x, float[::1] out, int nthreads):
 
 def copy_bytes(const unsigned char[::1] src, unsigned char[::1] dst, int nthreads):
     """``dst[:] = src`` in ``nthreads`` contiguous pieces, one ``memcpy`` per thread (a
-    large input written into a graph: one core alone copies about half as fast)."""
+    large input written into a graph, ``Var.write``)."""
     cdef Py_ssize_t n = src.shape[0], per, t, a, b
     if dst.shape[0] != n:
         raise ValueError(f"copy_bytes: {n} bytes into {dst.shape[0]}")

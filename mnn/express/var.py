@@ -503,9 +503,9 @@ def to_var(x, dtype=None):
     raise TypeError(f"mnn: expected a Var, number, list or ndarray, got {type(x).__name__}")
 
 
-# A written array of at least this many bytes is copied by the kernel threads: one core
-# alone copies a 1x3x224x224 image at about half the speed (0.6-1.2% of a MobileNetV2 or
-# ResNet18 run at 2 threads).
+# A written array of at least this many bytes is copied by the kernel threads, a piece
+# each: for a 1x3x224x224 image that saved 0.6-1.2% of a MobileNetV2 or ResNet18 run at
+# 2 threads (in-process A/B).
 _PARALLEL_COPY_BYTES = 1 << 18
 
 
