@@ -301,6 +301,15 @@ def _tol(want):
     return dict(rtol=3e-5, atol=3e-5 * np.abs(want).max())
 
 
+def _two_runs_match_torch(rng, xp, y, stage, weights):
+    """Write new data to ``xp`` twice; each time ``y`` matches the stage in torch."""
+    for _ in range(2):
+        data = rng.standard_normal(tuple(xp.shape)).astype(np.float32)
+        xp.write(data)
+        want = _torch_stage(data, stage, weights)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", [(1, 8, 23, 19), (2, 8, 9, 9), (1, 8, 2, 3)])
 def test_kernel_chain_matches_torch(shape, threads):
@@ -356,11 +365,8 @@ def test_graph_stage_runs_as_one_chain_and_matches_torch(chain_lengths, threads)
         weights = _stage_weights(rng, STAGE)
         xp = F.placeholder([1, 8, 15, 13])
         y = _graph_stage(xp, STAGE, weights)
-        for _ in range(2):  # a second write runs the cached plan
-            data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
-            xp.write(data)
-            want = _torch_stage(data, STAGE, weights)
-            np.testing.assert_allclose(y.read(), want, **_tol(want))
+        # the second run takes the cached plan
+        _two_runs_match_torch(rng, xp, y, STAGE, weights)
         assert calls == [len(STAGE), len(STAGE)]
     finally:
         F.set_thread_number(1)
@@ -444,17 +450,23 @@ def test_block_whose_expand_weight_is_computed_in_the_graph():
         np.testing.assert_allclose(y.read(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
 
 
+def _fed_stage(rng):
+    """The STAGE graph on a written placeholder, read once: ``(placeholder, output,
+    weights)``."""
+    weights = _stage_weights(rng, STAGE)
+    xp = F.placeholder([1, 8, 15, 13])
+    y = _graph_stage(xp, STAGE, weights)
+    xp.write(rng.standard_normal((1, 8, 15, 13)).astype(np.float32))
+    y.read()
+    return xp, y, weights
+
+
 def test_chain_reads_weights_written_between_runs(chain_lengths):
     # A chain keeps its weight Vars and settings between runs, not their values: weights
     # written after a run are the ones the next run uses.
     calls = chain_lengths
     rng = np.random.default_rng(16)
-    weights = _stage_weights(rng, STAGE)
-    xp = F.placeholder([1, 8, 15, 13])
-    y = _graph_stage(xp, STAGE, weights)
-    data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
-    xp.write(data)
-    y.read()
+    xp, y, weights = _fed_stage(rng)
     # the last block (no residual): y = project(depthwise(expand(.)))
     w3_var, b3_var = y.expr.inputs[1], y.expr.inputs[2]
     b2_var = y.expr.inputs[0].expr.inputs[2]
@@ -466,11 +478,8 @@ def test_chain_reads_weights_written_between_runs(chain_lengths):
     b3_var.write(last[5])
     b2_var.write(last[3])
     weights[-1] = tuple(last)
-    for _ in range(2):  # the whole stage runs again: one chain call with the new weights
-        data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
-        xp.write(data)
-        want = _torch_stage(data, STAGE, weights)
-        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    # the whole stage runs again: one chain call with the new weights
+    _two_runs_match_torch(rng, xp, y, STAGE, weights)
     assert calls == [len(STAGE)] * 3
 
 
@@ -485,11 +494,7 @@ def test_dropped_graph_is_freed_with_its_chain_entry(chain_lengths, stage):
     weights = _stage_weights(rng, stage)
     xp = F.placeholder([1, 8, 9, 11])
     y = _graph_stage(xp, stage, weights)
-    for _ in range(2):
-        data = rng.standard_normal((1, 8, 9, 11)).astype(np.float32)
-        xp.write(data)
-        want = _torch_stage(data, stage, weights)
-        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    _two_runs_match_torch(rng, xp, y, stage, weights)
     assert chain_lengths == [len(stage)] * 2
     root = weakref.ref(y.expr)
     key = y.expr if y.expr.op.name == "conv2d" else y.expr.inputs[1].expr
@@ -505,19 +510,10 @@ def test_chain_follows_a_weight_var_replaced_between_runs(chain_lengths):
     # the new Expr's value, not the one it found the first time.
     calls = chain_lengths
     rng = np.random.default_rng(18)
-    weights = _stage_weights(rng, STAGE)
-    xp = F.placeholder([1, 8, 15, 13])
-    y = _graph_stage(xp, STAGE, weights)
-    data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
-    xp.write(data)
-    y.read()
+    xp, y, weights = _fed_stage(rng)
     last = list(weights[-1])
     last[4] = (last[4] * 0.5).astype(np.float32)  # w3 of the last block
     y.expr.inputs[1].replace(F.const(last[4]))
     weights[-1] = tuple(last)
-    for _ in range(2):
-        data = rng.standard_normal((1, 8, 15, 13)).astype(np.float32)
-        xp.write(data)
-        want = _torch_stage(data, STAGE, weights)
-        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    _two_runs_match_torch(rng, xp, y, STAGE, weights)
     assert calls == [len(STAGE)] * 3
