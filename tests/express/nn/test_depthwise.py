@@ -2,7 +2,7 @@
 
 Covers every depthwise layer of MobileNetV2 as the model builds it (pads 1, bias, fused
 relu6) and the geometries the 3x3 kernel's paths split on (include/dw3x3_kernel.h):
-row blocks of 8, 4, 2 and 1 output rows, the flat stream of small same-size planes
+row blocks of 4, 2 and 1 output rows, the flat stream of small same-size planes
 (7x7, 12x12, 20x20), partial 16-lane steps, column stride 2 with rows wider and
 narrower than one step, asymmetric pads, images smaller than the kernel, and the
 generic kernel (dilation, other kernel sizes, float64), at batch 1 and 3 and 1 and 2
