@@ -29,7 +29,7 @@ import onnxruntime as ort
 
 import bench_models
 from mnn.express import optable
-from mnn.express.ops import fusion_add_relu, fusion_block
+from mnn.express.ops import fusion_add_relu, fusion_block, fusion_conv_pool, fusion_dense
 
 
 def _conv_kind(w_shape, group, strides):
@@ -68,26 +68,33 @@ def profile_ours(x, y, data, repeat):
             return out
 
         op.compute = timed
-    # Fused chains (inverted-residual blocks, alone or in a row; relu(conv + skip)) run as
-    # one call: timed as their own kinds (the add + relu pass and its convolution
-    # together). Blocks run through fusion_block._compute_chain(chain, strides).
-    def timed_block(chain, strides, _f=fusion_block._compute_chain):
+    # Fused groups run as one call each and are timed as kinds of their own: chains of
+    # inverted-residual blocks (fusion_block._compute_chain, the first block's expand
+    # possibly the stem), relu(conv + skip) (its convolution is also counted under its
+    # conv kind), max_pool(conv) and the dense head (pool, matmul, bias).
+    def timed_block(chain, strides, stem=None, _f=fusion_block._compute_chain):
         t0 = _clock()
-        done = _f(chain, strides)
+        done = _f(chain, strides, stem)
         key = "fused block" if len(chain) == 1 else "fused chain"
         times[f"{key} s{max(strides)}"] += _clock() - t0
         return done
 
-    def timed_add_relu(self, _f=fusion_add_relu.AddRelu.compute):
-        t0 = _clock()
-        done = _f(self)
-        times["conv+add+relu"] += _clock() - t0
-        return done
+    def timer(key, f):
+        def timed_method(self, *args):
+            t0 = _clock()
+            done = f(self, *args)
+            times[key] += _clock() - t0
+            return done
+        return timed_method
 
+    methods = [(fusion_add_relu.AddRelu, "conv+add+relu"),
+               (fusion_conv_pool.ConvPool, "conv+max_pool"),
+               (fusion_dense.Dense, "dense head")]
     originals[fusion_block] = fusion_block._compute_chain
-    originals[fusion_add_relu.AddRelu] = fusion_add_relu.AddRelu.compute
     fusion_block._compute_chain = timed_block
-    fusion_add_relu.AddRelu.compute = timed_add_relu
+    for cls, key in methods:
+        originals[cls] = cls.compute
+        cls.compute = timer(key, cls.compute)
     try:
         x.write(data)
         y.read()

@@ -35,7 +35,7 @@ cdef extern from "sgemm_kernel.h":
                            const float* bias, float lo, float hi) nogil
     const int mnn_sd_enabled
     const int mnn_sd_m
-    const int mnn_sd_n
+    int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K, Py_ssize_t sw)
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
@@ -411,9 +411,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     # Rows and planes (so every window) are contiguous in xv; images are xn apart.
     cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
     cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m
-    # Tiles of 8 pixels, or 7 when that divides the pixels and 8 does not (no idle lanes
-    # in a last partial tile: 7x7 .. 112x112 images).
-    cdef int npw = 7 if P % 8 and P % 7 == 0 else mnn_sd_n
+    cdef int npw = mnn_sd_npw(P, K, sw)
     cdef Py_ssize_t units = (P + npw - 1) // npw * slabs
     # Tile-major order when all the packed weights fit in half of L2 (1 MB here): the
     # input is then read once instead of once per slab.

@@ -3,7 +3,8 @@ the packed GEMM that packs B straight from the image (conv_packed_images, no im2
 matrix) and the direct kernel (conv_direct_images: vectors over output channels, input
 values broadcast from the image), each forced on every case.
 
-Odd sizes, channel counts that are not a multiple of the 8-row / 32-column tiles,
+Odd sizes, channel counts that are not a multiple of the 8-row / 32-column tiles (and
+the direct kernel's 7-, 8- and 14-pixel tiles),
 batches 1 and 3, every stride / dilation / asymmetric pad combination the packer
 treats separately (strides 1, 2 and 3; pads wider than the kernel reach; images
 smaller than the kernel), groups, bias, fused clamps, and 1 and 2 threads; then the
@@ -67,6 +68,12 @@ CASES = [
     (3, 12, 6, 6, 12, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 3, None),
     (1, 33, 1, 1, 31, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),    # one pixel
     (1, 16, 5, 7, 16, (1, 1), (1, 1), (1, 0, 2, 1), (1, 1), 1, None),    # padded 1x1
+    # K >= 96 at column stride 1: 14-pixel tiles, ranges ending in a short tile that
+    # runs as 14 (9 pixels), 8 or 7 (5 pixels) pixels
+    (1, 100, 6, 7, 40, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),   # 42 = 3 x 14
+    (2, 96, 5, 10, 33, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),   # 50 = 3 x 14 + 8
+    (1, 128, 11, 11, 70, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, (0.0, 6.0)),  # + 9
+    (1, 12, 9, 13, 50, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, None),   # 117: + 5
 ]
 
 
