@@ -35,7 +35,7 @@ cdef extern from "sgemm_kernel.h":
                            const float* bias, float lo, float hi) nogil
     const int mnn_sd_enabled
     const int mnn_sd_m
-    int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K, Py_ssize_t sw)
+    int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K, Py_ssize_t M)
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
@@ -411,7 +411,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     # Rows and planes (so every window) are contiguous in xv; images are xn apart.
     cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
     cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m
-    cdef int npw = mnn_sd_npw(P, K, sw)
+    cdef int npw = mnn_sd_npw(P, K, m)
     cdef Py_ssize_t units = (P + npw - 1) // npw * slabs
     # Tile-major order when all the packed weights fit in half of L2 (1 MB here): the
     # input is then read once instead of once per slab.

@@ -408,18 +408,18 @@ static void mnn_sg_block_conv(ptrdiff_t M, ptrdiff_t K, const float *pa,
 #define MNN_SD_M 32
 #define MNN_SD_N 14
 
-/* Pixels per tile for P output pixels of a conv with K multiply-adds per output and
-   column stride sw. 14 pixels (28 accumulators) load each weight vector for 1.75x the
-   multiply-adds of 8: with K >= 96 at column stride 1, where weights and input come from
-   L2 rather than L1, the tile runs 4-10% faster (Xeon Skylake-SP, the 1x1 convs of
-   MobileNetV2 and 512 channels 3x3 at 7x7). With a shallow K the transposed stores
-   dominate, and 14 pixels' stores straddle cache lines (K = 24: 1.5x slower); strided
-   columns spread the 14 reads over twice the lines (1.1-1.25x slower). There 8 pixels,
-   or 7 when that divides P and 8 does not (no idle lanes in a last partial tile: 7x7 ..
-   112x112 images). A range's last tile may be short: it runs as a 7- or 8-pixel tile
-   when it fits one. */
-static inline int mnn_sd_npw(ptrdiff_t P, ptrdiff_t K, ptrdiff_t sw) {
-    if (sw == 1 && K >= 96 && P >= 14) return 14;
+/* Pixels per tile for P output pixels of a conv of M output channels with K
+   multiply-adds per output. 14 pixels (28 accumulators) load each weight vector for
+   1.75x the multiply-adds of 8: with K >= 96 and M >= 96, where the weights come from L2
+   rather than L1, tiles run 3-10% faster (Xeon Skylake-SP: the 1x1 convs of
+   MobileNetV2, ResNet18's stride-2 convs from 128 channels on, 512 channels 3x3 at 7x7).
+   With a shallow K the transposed stores dominate (1.1-1.4x slower: K = 16 .. 64), and
+   with few output channels (M = 24 .. 64: the stem, MobileNetV2's narrow projections)
+   it is level or slower. There 8 pixels, or 7 when that divides P and 8 does not (no
+   idle lanes in a last partial tile: 7x7 .. 112x112 images). A range's last tile may be
+   short: it runs as a 7- or 8-pixel tile when it fits one. */
+static inline int mnn_sd_npw(ptrdiff_t P, ptrdiff_t K, ptrdiff_t M) {
+    if (K >= 96 && M >= 96 && P >= 14) return 14;
     return P % 8 && P % 7 == 0 ? 7 : 8;
 }
 
