@@ -163,15 +163,17 @@ MNN_DW3X3_INLINE void mnn_dw3x3_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
     }
 }
 
-/* Column stride 1: R <= 4 rows at once as mnn_dw3x3_rows, each input row loaded once per
-   16-lane step (its tap-1 columns) instead of once per tap. Taps 0 and 2 are those vectors shifted by
-   one lane (valignd) with the previous step's vector (carried in registers) and the next
-   step's (loaded here, used as tap 1 of the next step). Unaligned loads of the three taps
-   mostly straddle two cache lines; one load and two in-register shifts cost less: 1.2 to
-   1.4x faster over MobileNetV2's planes (14x14 .. 112x112) with the same multiply-adds in
-   the same order, so the same values. Every load keeps only columns inside [0, W) (zero
-   elsewhere), so the shifted vectors hold zeros exactly where the taps fall outside the
-   row. R is a constant at every call; R <= 4 (more carried vectors would spill). */
+/* Column stride 1: R <= 4 rows at once as mnn_dw3x3_rows, each input row loaded once
+   per 16-lane step (its tap-1 columns) instead of once per tap. Taps 0 and 2 are those
+   vectors shifted by one lane (valignd) with the previous step's vector (carried in
+   registers) and the next step's (loaded here, used as tap 1 of the next step).
+   Unaligned loads of the three taps mostly straddle two cache lines; one load and two
+   in-register shifts cost less: 0.90-0.96x the time over MobileNetV2's stride-1 planes
+   (Xeon Skylake-SP; 1.2-1.4x faster in an L1-hot loop on Zen 5) with the same
+   multiply-adds in the same order, so the same values. Every load keeps only columns
+   inside [0, W) (zero elsewhere), so the shifted vectors hold zeros exactly where the
+   taps fall outside the row. R is a constant at every call; R <= 4 (more carried
+   vectors would spill). */
 MNN_DW3X3_INLINE void mnn_dw3x3_rows_s1(const float *x, ptrdiff_t H, ptrdiff_t W,
                                         const __m512 kv[9], __m512 vb, __m512 vlo,
                                         __m512 vhi, float *y, ptrdiff_t oy, ptrdiff_t OW,

@@ -473,8 +473,9 @@ static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
 #define MNN_SD_ENABLED 1
 /* Store 8 pixel vectors (16 channels each, bias and clamp applied) as rows of C:
    channel r of the vectors goes to C[r*ldc + 0 .. np-1], for r < rows. */
-static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a, float *C, ptrdiff_t ldc, int rows,
-                                  int np) {
+static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a, float *C,
+                                                                 ptrdiff_t ldc, int rows,
+                                                                 int np) {
     __m512 t[8], u[8];
     /* within each 128-bit lane l: u[j] = channel 4l+j of pixels 0..3, u[4+j] of 4..7 */
     for (int q = 0; q < 2; q++) {
@@ -509,9 +510,9 @@ static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a
 
 /* One tile: 32 channels (pw: this slab, k-major) x np <= NPW pixels whose input offsets
    are po[0..np-1]; C rows of this slab (row stride ldc), `rows` of them valid. NPW (14,
-   8 or 7) is a constant at each call, so the pixel loops unroll. With PF (a constant too) the k-th
-   step also asks for the k-th step of the slab at `next` (the same offsets), so that a
-   slab streaming in from memory arrives while this one computes. */
+   8 or 7) is a constant at each call, so the pixel loops unroll. With PF (a constant
+   too) the k-th step also asks for the k-th step of the slab at `next` (the same
+   offsets), so that a slab streaming in from memory arrives while this one computes. */
 static inline __attribute__((always_inline)) void mnn_sd_tile(
         const int NPW, const int PF, ptrdiff_t K, const float *pw, const float *x,
         const ptrdiff_t *koff, const ptrdiff_t *po, int np, float *C, ptrdiff_t ldc,
@@ -562,8 +563,8 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
 }
 
 /* Work units [u0, u1) of C (M rows, row stride ldc, P = OH*OW pixels), tiles of npw
-   pixels (mnn_sd_npw): unit u is slab u / tiles times pixel tile u % tiles (slab-major: one
-   slab's weights stay in cache while the input streams past), or with tile_major tile
+   pixels (mnn_sd_npw): unit u is slab u / tiles times pixel tile u % tiles (slab-major:
+   one slab's weights stay in cache while the input streams past), or with tile_major tile
    u / slabs times slab u % slabs (each input value read while in L1 for every slab:
    when all the weights fit in L2). Threads given equal unit ranges get equal work. po
    is scratch of P offsets. */
