@@ -409,9 +409,9 @@ def _use_sgemm(dtype, k, cols):
 
 
 # The direct kernel (sgemm.conv_direct_images: vectors over 32 output channels, input
-# values broadcast from the image, no packed B, a transposed store per 7- or 8-pixel tile)
-# or the packed GEMM, per shape. Measured (one thread, CPU time, the shapes of
-# benchmarks/bench_conv_shapes.py): direct takes 0.69-0.81x the packed GEMM's time for
+# values broadcast from the image, no packed B, a transposed store per 7-, 8- or 14-pixel
+# tile) or the packed GEMM, per shape. Measured (one thread, CPU time, the shapes of
+# benchmarks/bench_conv_shapes.py, on the Zen 5 machine): direct takes 0.69-0.81x the packed GEMM's time for
 # the stride-2 convs of ResNet18 (K = 64 .. 2304), 0.93x for 3x3 s2 3 -> 32 (K = 27),
 # 0.77-0.90x for 1x1 convs with K >= 144 and 0.93x with K = 64, 96 on 14x14 images. With
 # a shallow K over many pixels its per-tile store costs more than packing B saves (1x1
