@@ -268,29 +268,33 @@ static void mnn_dw3x3_pairs_s2(const float *x, ptrdiff_t H, ptrdiff_t W,
     }
 }
 
-/* Rows [0, OH) in blocks of R = 4 (then 2, then 1) with stride constants sh, sw (both 1:
-   mnn_dw3x3_rows_s1, both 2: mnn_dw3x3_rows). */
+/* R rows from oy by the row kernel of column stride sw (1: mnn_dw3x3_rows_s1, 2:
+   mnn_dw3x3_rows); in the row blocks sw and R are constants, so the choice folds away. */
+MNN_DW3X3_INLINE void mnn_dw3x3_block(const float *x, ptrdiff_t H, ptrdiff_t W,
+                                      const __m512 kv[9], __m512 vb, __m512 vlo,
+                                      __m512 vhi, float *y, ptrdiff_t oy, ptrdiff_t OW,
+                                      ptrdiff_t sh, const int sw, ptrdiff_t pt,
+                                      ptrdiff_t pl, const float *zeros, const int R) {
+    if (sw == 1)
+        mnn_dw3x3_rows_s1(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, R);
+    else
+        mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, R);
+}
+
+/* Rows [0, OH) in blocks of R = 4 (then 2, then 1) with stride constants sh, sw (both 1
+   or both 2). */
 MNN_DW3X3_INLINE void mnn_dw3x3_all_rows(const float *x, ptrdiff_t H, ptrdiff_t W,
                                          const __m512 kv[9], __m512 vb, __m512 vlo,
                                          __m512 vhi, float *y, ptrdiff_t OH, ptrdiff_t OW,
                                          const ptrdiff_t sh, const int sw, ptrdiff_t pt,
                                          ptrdiff_t pl, const float *zeros) {
     ptrdiff_t oy = 0;
-    if (sw == 1) {
-        for (; oy + 4 <= OH; oy += 4)
-            mnn_dw3x3_rows_s1(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 4);
-        for (; oy + 2 <= OH; oy += 2)
-            mnn_dw3x3_rows_s1(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 2);
-        for (; oy < OH; oy++)
-            mnn_dw3x3_rows_s1(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 1);
-        return;
-    }
     for (; oy + 4 <= OH; oy += 4)
-        mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 4);
+        mnn_dw3x3_block(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 4);
     for (; oy + 2 <= OH; oy += 2)
-        mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 2);
+        mnn_dw3x3_block(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 2);
     for (; oy < OH; oy++)
-        mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 1);
+        mnn_dw3x3_block(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 1);
 }
 #else
 static void mnn_dw3x3_interior(const float *const rows[3], const float *k, float b,
@@ -394,12 +398,9 @@ static void mnn_dw3x3_plane(const float *x, ptrdiff_t H, ptrdiff_t W, const floa
         mnn_dw3x3_pairs_s2(x, H, W, kv, vb, vlo, vhi, y, OH, OW, pt, pl, zeros);
     else if (sw == 2 && sh == 2)
         mnn_dw3x3_all_rows(x, H, W, kv, vb, vlo, vhi, y, OH, OW, 2, 2, pt, pl, zeros);
-    else if (sw == 1)
-        for (ptrdiff_t oy = 0; oy < OH; oy++)
-            mnn_dw3x3_rows_s1(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 1);
     else
         for (ptrdiff_t oy = 0; oy < OH; oy++)
-            mnn_dw3x3_rows(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, pt, pl, zeros, 1);
+            mnn_dw3x3_block(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 1);
 #else
     /* Interior columns: ox*sw - pl >= 0 and ox*sw - pl + 2 <= W - 1. */
     ptrdiff_t lo_x = (pl + sw - 1) / sw;
