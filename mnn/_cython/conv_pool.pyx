@@ -17,6 +17,7 @@ cdef extern from "conv_pool.h":
     const int mnn_sd_enabled
     const int mnn_sd_m
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
+    int mnn_sd_xpf(Py_ssize_t planes)
     void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
                      Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     ctypedef struct mnn_cp_geom:
@@ -27,6 +28,7 @@ cdef extern from "conv_pool.h":
         const Py_ssize_t* koff
         Py_ssize_t rstep, csw, OH, OW
         int tile_major
+        int xpf
         Py_ssize_t PH, PW, kh, kw, sh, sw, pt, pl, dh, dw, R, cap, rowlen
     void mnn_cp_rows(const mnn_cp_geom* g, const float* x, float* y, Py_ssize_t a,
                      Py_ssize_t b, float* band, Py_ssize_t* po, float* t) nogil
@@ -130,6 +132,7 @@ def conv_max_pool(const float[::1] packed, Py_ssize_t m, const float[:, :, :, ::
     g.rstep, g.csw, g.OH, g.OW = sh * wp, sw, oh, ow
     g.tile_major = (m + mnn_sd_m - 1) // mnn_sd_m > 1 and \
         packed.shape[0] * sizeof(float) <= _TILE_MAJOR_BYTES
+    g.xpf = mnn_sd_xpf(C)
     g.PH, g.PW, g.kh, g.kw, g.sh, g.sw = PH, PW, qkh, qkw, qsh, qsw
     g.pt, g.pl, g.dh, g.dw = qpt, qpl, qdh, qdw
     # Work items: (image, range of pooled rows), images split in row ranges when there

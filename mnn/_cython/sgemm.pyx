@@ -36,6 +36,7 @@ cdef extern from "sgemm_kernel.h":
     const int mnn_sd_enabled
     const int mnn_sd_m
     int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K, Py_ssize_t M)
+    int mnn_sd_xpf(Py_ssize_t planes)
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
@@ -47,8 +48,8 @@ cdef extern from "sgemm_kernel.h":
     void mnn_sd_block(Py_ssize_t M, Py_ssize_t K, const float* pw, const float* x,
                       const Py_ssize_t* koff, Py_ssize_t P, Py_ssize_t OW, Py_ssize_t rstep,
                       Py_ssize_t sw, float* C, Py_ssize_t ldc, Py_ssize_t u0, Py_ssize_t u1,
-                      int npw, int tile_major, Py_ssize_t* po, const float* bias, float lo,
-                      float hi) nogil
+                      int npw, int tile_major, int xpf, Py_ssize_t* po, const float* bias,
+                      float lo, float hi) nogil
 
 cdef extern from "gemv_kernel.h":
     void mnn_gv_rows(const float* W, Py_ssize_t ldw, Py_ssize_t K, const float* x,
@@ -416,6 +417,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     # Tile-major order when all the packed weights fit in half of L2 (1 MB here): the
     # input is then read once instead of once per slab.
     cdef int tile_major = slabs > 1 and packed.shape[0] * sizeof(float) <= _TILE_MAJOR_BYTES
+    cdef int xpf = mnn_sd_xpf(C)
     # Jobs: each image's (slab, pixel tile) units split evenly over the threads, or whole
     # images per job when there are several per thread.
     cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
@@ -436,7 +438,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
             hi_i = lo_i + chunk if lo_i + chunk < units else units
             if lo_i < hi_i:
                 mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], P, ow,
-                             sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw, tile_major,
+                             sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw, tile_major, xpf,
                              &ov[K + tid * P], &bias[0], flo, fhi)
 
 

@@ -68,13 +68,23 @@ CASES = [
     (3, 12, 6, 6, 12, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 3, None),
     (1, 33, 1, 1, 31, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),    # one pixel
     (1, 16, 5, 7, 16, (1, 1), (1, 1), (1, 0, 2, 1), (1, 1), 1, None),    # padded 1x1
-    # K >= 96 and >= 96 output channels: 14-pixel tiles, ranges ending in a short tile
-    # that runs as 14 (9 pixels), 8 or 7 (5 pixels) pixels
+    # K >= 96: 14-pixel tiles, ranges ending in a short tile that runs as 14 (9 pixels),
+    # 8 or 7 (5 pixels) pixels
     (1, 100, 6, 7, 100, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),  # 42 = 3 x 14
     (2, 96, 5, 10, 97, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),   # 50 = 3 x 14 + 8
     (1, 128, 11, 11, 130, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, (0.0, 6.0)),  # + 9
     (1, 12, 9, 13, 96, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, None),   # 117: + 5
     (1, 16, 15, 17, 100, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, None),  # 72: + 2
+    # how a tile finds its pixels' inputs: one output row, pixels 1 apart (1x1 on 7x7:
+    # two rows of 7 per 14-pixel tile, then a 7-pixel tail), 2 apart (stride 2: 7x7 and
+    # 14x14 outputs), 3 apart (a pointer per pixel), rows wrapping mid-tile (OW = 10)
+    (1, 100, 7, 7, 40, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),
+    (1, 12, 13, 13, 40, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, (0.0, 6.0)),
+    (2, 12, 28, 28, 36, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, None),
+    (1, 11, 20, 44, 33, (3, 3), (1, 3), (1, 1, 1, 1), (1, 1), 1, None),
+    (1, 12, 12, 10, 35, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, None),
+    # packed weight over 512 KB: slab-major tiles fetching the next tile's input ahead
+    (1, 500, 6, 6, 300, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),
 ]
 
 

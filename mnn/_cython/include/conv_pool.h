@@ -33,6 +33,7 @@ typedef struct {
     ptrdiff_t rstep, csw;    /* padded-image floats between output rows; column stride */
     ptrdiff_t OH, OW;
     int tile_major;
+    int xpf;                 /* mnn_sd_xpf of the image's planes */
     /* the max pool over the conv's output */
     ptrdiff_t PH, PW, kh, kw, sh, sw, pt, pl, dh, dw;
     ptrdiff_t R;             /* pooled rows per band */
@@ -151,7 +152,7 @@ static void mnn_cp_rows(const mnn_cp_geom *g, const float *x, float *y, ptrdiff_
             ptrdiff_t units = (P + npw - 1) / npw * slabs;
             mnn_sd_block(g->M, g->K, g->pw, x + (lo + keep) * g->rstep, g->koff, P, OW,
                          g->rstep, g->csw, band + keep * OW, plane, 0, units, npw,
-                         g->tile_major, po, g->bias, g->lo, g->hi);
+                         g->tile_major, g->xpf, po, g->bias, g->lo, g->hi);
         }
         have_lo = lo;
         have_hi = hi;

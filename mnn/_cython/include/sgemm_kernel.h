@@ -410,18 +410,28 @@ static void mnn_sg_block_conv(ptrdiff_t M, ptrdiff_t K, const float *pa,
 
 /* Pixels per tile for P output pixels of a conv of M output channels with K
    multiply-adds per output. 14 pixels (28 accumulators) load each weight vector for
-   1.75x the multiply-adds of 8: with K >= 96 and M >= 96, where the weights come from L2
-   rather than L1, tiles run 3-10% faster (Xeon Skylake-SP: the 1x1 convs of
-   MobileNetV2, ResNet18's stride-2 convs from 128 channels on, 512 channels 3x3 at 7x7).
-   With a shallow K the transposed stores dominate (1.1-1.4x slower: K = 16 .. 64), and
-   with few output channels (M = 24 .. 64: the stem, MobileNetV2's narrow projections)
-   it is level or slower. There 8 pixels, or 7 when that divides P and 8 does not (no
-   idle lanes in a last partial tile: 7x7 .. 112x112 images). A range's last tile may be
-   short: it runs as a 7- or 8-pixel tile when it fits one. */
+   1.75x the multiply-adds of 8. With K >= 96 that pays whatever M, now that a tile in
+   one output row addresses its pixels from one pointer (mnn_sd_tile's ROW): measured
+   against 8 (Xeon Skylake-SP, one thread, caches flushed as in a model run) 0.88-0.94x
+   the time for M = 24 .. 64 (MobileNetV2's projections, 3x3 64 -> 64), 0.76-0.86x for
+   M = 160, 960, level for the stem (K = 147). With a shallow K the transposed stores
+   dominate (1.1-1.4x slower: K = 16 .. 64). There 8 pixels, or 7 when that divides P
+   and 8 does not (no idle lanes in a last partial tile: 7x7 .. 112x112 images). A
+   range's last tile may be short: it runs as a 7- or 8-pixel tile when it fits one. */
 static inline int mnn_sd_npw(ptrdiff_t P, ptrdiff_t K, ptrdiff_t M) {
-    if (K >= 96 && M >= 96 && P >= 14) return 14;
+    (void)M;
+    if (K >= 96 && P >= 14) return 14;
     return P % 8 && P % 7 == 0 ? 7 : 8;
 }
+
+/* Whether tiles ask for the next tile's input ahead (mnn_sd_block's xpf) when it comes
+   from `planes` image planes. A tile reads a few values from each plane: with many
+   planes that is more streams than the hardware prefetcher follows, and every new line
+   of input is a miss of its own. Measured (Xeon Skylake-SP, one thread, caches flushed
+   as in a model run): 0.85-0.99x the time for ResNet18's stride-2 convs (3x3 and 1x1,
+   64 planes and more), 0.7x for MobileNetV2's 144 -> 24 1x1 at 56x56; the stem's 3
+   planes are followed already (1.04-1.06x slower with the extra loads). */
+static inline int mnn_sd_xpf(ptrdiff_t planes) { return planes >= 16; }
 
 static inline ptrdiff_t mnn_sd_packed_size(ptrdiff_t M, ptrdiff_t K) {
     return (M + MNN_SD_M - 1) / MNN_SD_M * MNN_SD_M * K;
@@ -512,19 +522,34 @@ static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a
    are po[0..np-1]; C rows of this slab (row stride ldc), `rows` of them valid. NPW (14,
    8 or 7) is a constant at each call, so the pixel loops unroll. With PF (a constant
    too) the k-th step also asks for the k-th step of the slab at `next` (the same
-   offsets), so that a slab streaming in from memory arrives while this one computes. */
+   offsets), so that a slab streaming in from memory arrives while this one computes.
+
+   ROW (a constant) says how the pixels' inputs are found. 0: any offsets, a pointer per
+   pixel (14 of them do not fit in the registers next to the loop's own: the compiler
+   reloads some from the stack at every step). 1: the NPW pixels lie in one output row,
+   SW (1 or 2) apart in the input: one pointer and constant displacements. 2: two output
+   rows of NPW / 2 pixels each (a 14-pixel tile of a 7-wide output), the second `rs`
+   floats after the first. Measured against pointers for all (Xeon, one thread): 0.90-
+   0.99x the time for 14-pixel tiles, level for 8.
+
+   PF also asks for the next tile's input at every step, at nx0 + koff[k] and
+   nx1 + koff[k] (its first and last pixel: the lines between them are those, or
+   reached by the same window's other taps). Callers with nothing to fetch pass the
+   current slab and pixel. */
 static inline __attribute__((always_inline)) void mnn_sd_tile(
-        const int NPW, const int PF, ptrdiff_t K, const float *pw, const float *x,
-        const ptrdiff_t *koff, const ptrdiff_t *po, int np, float *C, ptrdiff_t ldc,
-        int rows, const float *bias, float lo, float hi, const float *next) {
+        const int NPW, const int PF, const int ROW, const int SW, ptrdiff_t K,
+        const float *pw, const float *x, const ptrdiff_t *koff, const ptrdiff_t *po, int np,
+        ptrdiff_t rs, float *C, ptrdiff_t ldc, int rows, const float *bias, float lo,
+        float hi, const float *next, const float *nx0, const float *nx1) {
     __m512 a0[16], a1[16];  /* 16: the store transposes 8 pixel vectors at a time */
     const float *p[MNN_SD_N];
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++) {
         a0[r] = _mm512_setzero_ps();
         a1[r] = _mm512_setzero_ps();
-        if (r < MNN_SD_N) p[r] = x + po[r < np ? r : np - 1];
+        if (ROW == 0 && r < MNN_SD_N) p[r] = x + po[r < np ? r : np - 1];
     }
+    const float *x0 = x + po[0];
     for (ptrdiff_t k = 0; k < K; k++) {
         __m512 w0 = _mm512_loadu_ps(pw);
         __m512 w1 = _mm512_loadu_ps(pw + 16);
@@ -533,9 +558,21 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
             _mm_prefetch((const char *)(next + k * MNN_SD_M + 16), _MM_HINT_T1);
         }
         ptrdiff_t o = koff[k];
+        if (PF) {
+            _mm_prefetch((const char *)(nx0 + o), _MM_HINT_T0);
+            _mm_prefetch((const char *)(nx1 + o), _MM_HINT_T0);
+        }
+        const float *q = x0 + o;
 #pragma GCC unroll 16
         for (int r = 0; r < NPW; r++) {
-            __m512 b = _mm512_set1_ps(p[r][o]);
+            float v;
+            if (ROW == 0)
+                v = p[r][o];
+            else if (ROW == 1 || r < NPW / 2)
+                v = q[r * SW];
+            else
+                v = q[rs + (r - NPW / 2) * SW];
+            __m512 b = _mm512_set1_ps(v);
             a0[r] = _mm512_fmadd_ps(w0, b, a0[r]);
             a1[r] = _mm512_fmadd_ps(w1, b, a1[r]);
         }
@@ -562,17 +599,43 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
     }
 }
 
+/* mnn_sd_block's call of mnn_sd_tile for a tile of width W, each addressing (row, sw)
+   and prefetch choice a constant of its own instance (row 2 only exists for 14). */
+#define MNN_SD_TILE_PF(W, ROW, SW)                                                        \
+    do {                                                                                  \
+        if (next || nx0)                                                                  \
+            mnn_sd_tile(W, 1, ROW, SW, K, w, x, koff, po + n, np, rs, c, ldc, (int)rows,  \
+                        b, lo, hi, next ? next : w, nx0 ? nx0 : x + po[n],               \
+                        nx0 ? nx1 : x + po[n]);                                           \
+        else                                                                              \
+            mnn_sd_tile(W, 0, ROW, SW, K, w, x, koff, po + n, np, rs, c, ldc, (int)rows,  \
+                        b, lo, hi, w, w, w);                                              \
+    } while (0)
+#define MNN_SD_TILE_ROWS(W)                                                               \
+    do {                                                                                  \
+        if (row == 1 && sw == 1)                                                          \
+            MNN_SD_TILE_PF(W, 1, 1);                                                      \
+        else if (row == 1)                                                                \
+            MNN_SD_TILE_PF(W, 1, 2);                                                      \
+        else if (W == 14 && row == 2 && sw == 1)                                          \
+            MNN_SD_TILE_PF(W, 2, 1);                                                      \
+        else if (W == 14 && row == 2)                                                     \
+            MNN_SD_TILE_PF(W, 2, 2);                                                      \
+        else                                                                              \
+            MNN_SD_TILE_PF(W, 0, 1);                                                      \
+    } while (0)
+
 /* Work units [u0, u1) of C (M rows, row stride ldc, P = OH*OW pixels), tiles of npw
    pixels (mnn_sd_npw): unit u is slab u / tiles times pixel tile u % tiles (slab-major:
    one slab's weights stay in cache while the input streams past), or with tile_major tile
    u / slabs times slab u % slabs (each input value read while in L1 for every slab:
-   when all the weights fit in L2). Threads given equal unit ranges get equal work. po
-   is scratch of P offsets. */
+   when all the weights fit in L2). Threads given equal unit ranges get equal work. xpf
+   (mnn_sd_xpf): fetch each next tile's input ahead. po is scratch of P offsets. */
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
                          ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
-                         int npw, int tile_major, ptrdiff_t *po, const float *bias, float lo,
-                         float hi) {
+                         int npw, int tile_major, int xpf, ptrdiff_t *po, const float *bias,
+                         float lo, float hi) {
     ptrdiff_t tiles = (P + npw - 1) / npw, slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
     /* The offsets of the pixels this range visits (all of them when it spans slabs in
        slab-major order), without a division per pixel: those cost as much as a tenth
@@ -608,29 +671,48 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
            first `slabs` units, a slab-major one in each slab's first tile). */
         int first = tile_major ? u - u0 < slabs : (u == u0 || n == 0);
         const float *next = first && s + 1 < slabs ? w + K * MNN_SD_M : NULL;
-        /* the tile's width by its pixels: the last tile of a range may be short */
-        if (np <= 7 && next)
-            mnn_sd_tile(7, 1, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, next);
-        else if (np <= 7)
-            mnn_sd_tile(7, 0, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, w);
-        else if (np == 8 && next)
-            mnn_sd_tile(8, 1, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, next);
+        const float *nx0 = NULL, *nx1 = NULL;
+        /* The next tile's input, with xpf: a tile-major range reads it on the tile's
+           first slab (the other slabs find it in cache), a slab-major one on every
+           slab (the input streams past each). */
+        if (xpf && (!tile_major || s == 0) && n + npw < n_end) {
+            ptrdiff_t n2 = n + npw, e2 = n2 + npw < P ? n2 + npw : P;
+            nx0 = x + po[n2];
+            nx1 = x + po[e2 - 1];
+        }
+        /* the tile's width by its pixels (the last tile of a range may be short), and
+           its pixels' addressing (mnn_sd_tile's ROW) */
+        int row = 0;
+        ptrdiff_t rs = 0;
+        if ((np == 7 || np == 8 || np == 14) && (sw == 1 || sw == 2)) {
+            /* np is then the width of the instance that runs it: no pixel past np read */
+            ptrdiff_t ox0 = n % OW;
+            if (ox0 + np <= OW) {
+                row = 1;
+            } else if (np == 14 && OW == 7 && ox0 == 0) {
+                row = 2;
+                rs = rstep;
+            }
+        }
+        if (np <= 7)
+            MNN_SD_TILE_ROWS(7);
         else if (np == 8)
-            mnn_sd_tile(8, 0, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, w);
-        else if (next)
-            mnn_sd_tile(14, 1, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, next);
+            MNN_SD_TILE_ROWS(8);
         else
-            mnn_sd_tile(14, 0, K, w, x, koff, po + n, np, c, ldc, (int)rows, b, lo, hi, w);
+            MNN_SD_TILE_ROWS(14);
     }
 }
+#undef MNN_SD_TILE_ROWS
+#undef MNN_SD_TILE_PF
 #else
 #define MNN_SD_ENABLED 0
 /* Never called when MNN_SD_ENABLED is 0 (sgemm.pyx checks): keeps the module linkable. */
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
                          ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
-                         int npw, int tile_major, ptrdiff_t *po, const float *bias, float lo,
-                         float hi) {
+                         int npw, int tile_major, int xpf, ptrdiff_t *po, const float *bias,
+                         float lo, float hi) {
+    (void)xpf;
     (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)P; (void)OW; (void)rstep;
     (void)sw; (void)C; (void)ldc; (void)u0; (void)u1; (void)npw; (void)tile_major;
     (void)po; (void)bias; (void)lo; (void)hi;
