@@ -9,7 +9,11 @@ shape (its profiler measures wall time: compare on a quiet machine). Totals are 
 time. Prints milliseconds per run for each kind, ours and onnxruntime's, so the gap to
 onnxruntime can be located.
 
-Usage: ``python benchmarks/profile_models.py [--threads 1] [--repeat 20] [--models ...]``
+With ``--by-shape`` the convolutions are told apart by their channels and output size too
+(``conv 3x3 s1 512->512 7x7``), which locates the gap layer by layer.
+
+Usage: ``python benchmarks/profile_models.py [--threads 1] [--repeat 20] [--models ...]
+[--by-shape]``
 """
 import argparse
 import collections
@@ -32,7 +36,19 @@ from mnn.express import optable
 from mnn.express.ops import fusion_add_relu, fusion_block, fusion_conv_pool, fusion_dense
 
 
-def _conv_kind(w_shape, group, strides):
+# Set by --by-shape: conv kinds name their channels and output size as well.
+_BY_SHAPE = False
+
+
+def _conv_kind(w_shape, group, strides, out_hw=None):
+    kind = _conv_kind_plain(w_shape, group, strides)
+    if _BY_SHAPE and out_hw is not None:
+        o, cg = w_shape[0], w_shape[1]
+        kind += f" {cg * group}->{o} {out_hw[0]}x{out_hw[1]}"
+    return kind
+
+
+def _conv_kind_plain(w_shape, group, strides):
     o, cg, kh, kw = w_shape
     if group > 1 and cg == 1:
         return f"conv dw{kh}x{kw} s{strides[0]}"
@@ -63,7 +79,8 @@ def profile_ours(x, y, data, repeat):
             out = _f(arrays, **attrs)
             key = _name
             if _name == "conv2d":
-                key = _conv_kind(arrays[1].shape, attrs["group"], attrs["strides"])
+                key = _conv_kind(arrays[1].shape, attrs["group"], attrs["strides"],
+                                 out.shape[2:] if hasattr(out, "shape") else None)
             times[key] += _clock() - t0
             return out
 
@@ -144,7 +161,7 @@ def profile_ort(path, data, threads, repeat):
             out = list(args.get("output_type_shape", [{}])[0].values())[0]
             stride = x[2] // out[2] if out and out[2] else 1
             group = x[1] // w[1] if w and w[1] else 1
-            key = _conv_kind(w, group, (stride, stride)) if w else op
+            key = _conv_kind(w, group, (stride, stride), out[2:] if out else None) if w else op
         times[key] += ev["dur"] / 1e3
         runs[key] += 1
     # the first run (warm-up) is in the trace too
@@ -156,7 +173,11 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--models", nargs="+", default=list(bench_models.MODELS))
+    parser.add_argument("--by-shape", action="store_true",
+                        help="tell convolutions apart by channels and output size")
     args = parser.parse_args()
+    global _BY_SHAPE
+    _BY_SHAPE = args.by_shape
     F.set_thread_number(args.threads)
     data = np.random.default_rng(0).standard_normal(bench_models.SHAPE).astype(np.float32)
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,7 +188,7 @@ def main():
             print(f"{name}, {args.threads} thread(s): total ours {ours_total:.2f} ms, "
                   f"onnxruntime {ort_total:.2f} ms")
             for key in sorted(set(ours) | set(theirs), key=lambda k: -ours.get(k, 0)):
-                print(f"  {key:16s} ours {ours.get(key, 0):7.2f}  ort {theirs.get(key, 0):7.2f}")
+                print(f"  {key:28s} ours {ours.get(key, 0):7.2f}  ort {theirs.get(key, 0):7.2f}")
 
 
 if __name__ == "__main__":
