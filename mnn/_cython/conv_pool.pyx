@@ -18,6 +18,7 @@ cdef extern from "conv_pool.h":
     const int mnn_sd_m
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     int mnn_sd_xpf(Py_ssize_t planes)
+    int mnn_sd_tile_major(Py_ssize_t M, Py_ssize_t K)
     void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc,
                      Py_ssize_t xr, Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     ctypedef struct mnn_cp_geom:
@@ -36,8 +37,6 @@ cdef extern from "conv_pool.h":
 # Floats of conv rows a band aims at (256 KB): with the input rows it reads, it stays in a
 # 1 MB L2.
 _BAND_TARGET = 64 * 1024
-# Tile-major tiles when the packed weight fits in half of L2 (as sgemm.conv_direct_images).
-_TILE_MAJOR_BYTES = 512 << 10
 
 
 def available():
@@ -130,8 +129,7 @@ def conv_max_pool(const float[::1] packed, Py_ssize_t m, const float[:, :, :, ::
     g.M, g.K, g.pw, g.bias = m, K, &packed[0], &bias[0]
     g.lo, g.hi = <float>lo, <float>hi
     g.rstep, g.csw, g.OH, g.OW = sh * wp, sw, oh, ow
-    g.tile_major = (m + mnn_sd_m - 1) // mnn_sd_m > 1 and \
-        packed.shape[0] * sizeof(float) <= _TILE_MAJOR_BYTES
+    g.tile_major = mnn_sd_tile_major(m, K)
     g.xpf = mnn_sd_xpf(C)
     g.PH, g.PW, g.kh, g.kw, g.sh, g.sw = PH, PW, qkh, qkw, qsh, qsw
     g.pt, g.pl, g.dh, g.dw = qpt, qpl, qdh, qdw

@@ -37,6 +37,7 @@ cdef extern from "sgemm_kernel.h":
     const int mnn_sd_m
     int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K, Py_ssize_t M)
     int mnn_sd_xpf(Py_ssize_t planes)
+    int mnn_sd_tile_major(Py_ssize_t M, Py_ssize_t K)
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
@@ -306,10 +307,6 @@ def conv_packed_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
                                       0, P, &pb[tid, 0], &bias[0], flo, fhi)
 
 
-# Packed weights up to this size are walked tile-major by conv_direct_images.
-_TILE_MAJOR_BYTES = 512 << 10
-
-
 def direct_available():
     """Whether :func:`conv_direct_images` is compiled in (it needs AVX-512 F/DQ/VL)."""
     return bool(mnn_sd_enabled)
@@ -414,9 +411,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m
     cdef int npw = mnn_sd_npw(P, K, m)
     cdef Py_ssize_t units = (P + npw - 1) // npw * slabs
-    # Tile-major order when all the packed weights fit in half of L2 (1 MB here): the
-    # input is then read once instead of once per slab.
-    cdef int tile_major = slabs > 1 and packed.shape[0] * sizeof(float) <= _TILE_MAJOR_BYTES
+    cdef int tile_major = mnn_sd_tile_major(m, K)
     cdef int xpf = mnn_sd_xpf(C)
     # Jobs: each image's (slab, pixel tile) units split evenly over the threads, or whole
     # images per job when there are several per thread.

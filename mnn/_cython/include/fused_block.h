@@ -72,11 +72,8 @@ static void mnn_fb_conv(int direct, ptrdiff_t M, ptrdiff_t K, const float *pa,
         int npw = mnn_sd_npw(P, K, M);
         ptrdiff_t slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
         ptrdiff_t units = (P + npw - 1) / npw * slabs;
-        /* tile-major (each input value used by every slab while in L1) when the packed
-           weight fits in half of L2, as conv_direct_images does */
-        int tile_major = slabs > 1 && mnn_sd_packed_size(M, K) * 4 <= (512 << 10);
-        mnn_sd_block(M, K, pa, x, koff, P, OW, rstep, sw, C, ldc, 0, units, npw, tile_major,
-                     mnn_sd_xpf(K), po, bias, lo, hi);
+        mnn_sd_block(M, K, pa, x, koff, P, OW, rstep, sw, C, ldc, 0, units, npw,
+                     mnn_sd_tile_major(M, K), mnn_sd_xpf(K), po, bias, lo, hi);
     } else {
         mnn_sg_block(M, K, pa, x, ldb, C, ldc, 0, (M + MNN_SG_MR - 1) / MNN_SG_MR, 0, P, pb,
                      bias, lo, hi);
