@@ -168,7 +168,10 @@ def test_dense_rows_kernel_matches_numpy(o, k, n, threads):
     y = np.full((n, o), np.nan, np.float32)
     sgemm.dense_rows(w, x, y, bias, -1.0, 1.5, threads)
     ref = np.clip(x.astype(np.float64) @ w.T + bias, -1.0, 1.5)
-    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    # float32 sums round off in proportion to the sum of the products' magnitudes (K =
+    # 1280 of them here), not to the result
+    scale = np.abs(x).astype(np.float64) @ np.abs(w).T
+    np.testing.assert_array_less(np.abs(y - ref), 1e-5 + 1e-6 * scale)
 
 
 def test_dense_rows_kernel_rejects_mismatched_shapes():
