@@ -50,7 +50,7 @@ cdef extern from "sgemm_kernel.h":
                       const Py_ssize_t* koff, Py_ssize_t P, Py_ssize_t OW, Py_ssize_t rstep,
                       Py_ssize_t sw, float* C, Py_ssize_t ldc, Py_ssize_t u0, Py_ssize_t u1,
                       int npw, int tile_major, int xpf, Py_ssize_t* po, const float* bias,
-                      float lo, float hi) nogil
+                      float lo, float hi, const float* skip) nogil
 
 cdef extern from "gemv_kernel.h":
     void mnn_gv_rows(const float* W, Py_ssize_t ldw, Py_ssize_t K, const float* x,
@@ -182,10 +182,11 @@ cdef bint _check_conv_args(const float[::1] packed, Py_ssize_t packed_floats, Py
                            const float[::1] bias, Py_ssize_t kh, Py_ssize_t kw,
                            Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
                            Py_ssize_t dh, Py_ssize_t dw, double lo, double hi,
-                           int nthreads) except -1:
+                           int nthreads, skip=None) except -1:
     """Validates the arguments shared by the two conv entry points (``packed_floats``:
     the size the packed weight must have). True when nothing is left to compute: no
-    output, or an empty reduction, whose output is then the clamped bias."""
+    output, or an empty reduction, whose output is then the clamped bias (plus
+    ``skip``, when given)."""
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
     if kh < 1 or kw < 1 or sh < 1 or sw < 1 or dh < 1 or dw < 1 or oh < 1 or ow < 1:
@@ -212,7 +213,10 @@ cdef bint _check_conv_args(const float[::1] packed, Py_ssize_t packed_floats, Py
         return True
     if K == 0 or H == 0 or W == 0:
         # Every window reads only zeros.
-        np.asarray(c)[...] = np.clip(np.asarray(bias)[None, :, None], lo, hi)
+        out = np.asarray(bias)[None, :, None]
+        if skip is not None:
+            out = out + np.asarray(skip)
+        np.asarray(c)[...] = np.clip(out, lo, hi)
         return True
     return False
 
@@ -381,7 +385,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
                        Py_ssize_t oh, Py_ssize_t ow, Py_ssize_t sh, Py_ssize_t sw,
                        Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t dh, Py_ssize_t dw,
                        double lo=-INFINITY, double hi=INFINITY, int nthreads=1,
-                       pad_scratch=None):
+                       pad_scratch=None, skip=None):
     """:func:`conv_packed_images` by the direct kernel: the vectors run over 32 output
     channels and each output pixel broadcasts its input values from the image (no B
     panel is packed); ``packed = pack_weight_direct(A)``. When the windows reach outside
@@ -389,6 +393,10 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     border, in ``pad_scratch`` (float32, at least :func:`direct_pad_elements` floats; a
     new array when None). Otherwise the same arguments and result as
     :func:`conv_packed_images`.
+
+    ``skip`` (float32, the shape and strides of ``c``), when given, is added before the
+    clamp: ``c = clip(conv + bias + skip, lo, hi)``, a residual connection and its
+    activation in the kernel's store.
     """
     if not mnn_sd_enabled:
         raise RuntimeError("sgemm conv: the direct kernel needs AVX-512 (F, DQ, VL); "
@@ -397,8 +405,16 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     cdef Py_ssize_t K = C * kh * kw, P = c.shape[2]
     if pt < 0 or pl < 0:
         raise ValueError("sgemm conv: pads must be >= 0")
+    cdef const float[:, :, :] sv
+    if skip is not None:
+        sv = skip
+        if (sv.shape[0] != c.shape[0] or sv.shape[1] != c.shape[1]
+                or sv.shape[2] != c.shape[2] or sv.strides[0] != c.strides[0]
+                or sv.strides[1] != c.strides[1] or sv.strides[2] != c.strides[2]):
+            raise ValueError(f"sgemm conv: skip {np.shape(skip)} must have the output's "
+                             f"shape {np.shape(c)} and strides")
     if _check_conv_args(packed, mnn_sd_packed_size(m, K), m, x, c, bias, kh, kw, oh, ow, sh, sw,
-                        dh, dw, lo, hi, nthreads):
+                        dh, dw, lo, hi, nthreads, skip):
         return
     cdef Py_ssize_t hp, wp
     hp, wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
@@ -423,6 +439,8 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     cdef Py_ssize_t ldc = c.strides[1] // sizeof(float)
     cdef Py_ssize_t job, n, t, lo_i, hi_i, tid
     cdef float flo = <float>lo, fhi = <float>hi
+    cdef const float* sp = &sv[0, 0, 0] if skip is not None else NULL
+    cdef Py_ssize_t sn = c.strides[0] // sizeof(float)
     with nogil:
         mnn_sd_koff(C, kh, kw, hp * wp, wp, dh, dw, &ov[0])
         for job in prange(N * parts, num_threads=nthreads, schedule="static"):
@@ -434,7 +452,8 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
             if lo_i < hi_i:
                 mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], P, ow,
                              sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw, tile_major, xpf,
-                             &ov[K + tid * P], &bias[0], flo, fhi)
+                             &ov[K + tid * P], &bias[0], flo, fhi,
+                             sp + n * sn if sp != NULL else NULL)
 
 
 def dense_rows(const float[:, ::1] w, const float[:, ::1] x, float[:, ::1] y,

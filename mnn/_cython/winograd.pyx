@@ -32,12 +32,13 @@ cdef extern from "winograd_kernel.h":
     void mnn_wg_output(int m, const float* M, Py_ssize_t rows, Py_ssize_t ldm,
                        Py_ssize_t t0, Py_ssize_t nt, Py_ssize_t tw_count, float* y,
                        Py_ssize_t O, Py_ssize_t OH, Py_ssize_t OW, const float* bias,
-                       float lo, float hi, Py_ssize_t o0, Py_ssize_t o1) nogil
+                       float lo, float hi, Py_ssize_t o0, Py_ssize_t o1,
+                       const float* skip) nogil
     void mnn_wg_block(int m, const float* x, Py_ssize_t C, Py_ssize_t H, Py_ssize_t W,
                       Py_ssize_t pt, Py_ssize_t pl, Py_ssize_t tw_count, Py_ssize_t t0,
                       Py_ssize_t nt, const float* Ub, Py_ssize_t S, float* V, float* M,
                       float* pad, float* y, Py_ssize_t O, Py_ssize_t OH, Py_ssize_t OW,
-                      const float* bias, float lo, float hi) nogil
+                      const float* bias, float lo, float hi, const float* skip) nogil
     Py_ssize_t mnn_wg_pad_size(int m, Py_ssize_t tw_count, Py_ssize_t block) nogil
 
 # Transformed input plus products of one block, in bytes: what should stay in L2 (1 MB
@@ -166,11 +167,14 @@ def _balanced_rows(Py_ssize_t n, Py_ssize_t t, Py_ssize_t max_rows, int nthreads
 
 def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[::1] bias,
          float[:, :, :, ::1] y, int m, Py_ssize_t pt, Py_ssize_t pl, float[::1] work,
-         int nthreads=1, double lo=-INFINITY, double hi=INFINITY):
+         int nthreads=1, double lo=-INFINITY, double hi=INFINITY, skip=None):
     """``y = clip(conv3x3(x, w) + bias, lo, hi)`` (stride 1, top/left pads ``pt``, ``pl``;
     ``y``'s size sets the bottom/right ones) where ``ub = pack_weight(U)`` of ``w``.
 
-    ``work`` is float32 scratch of at least ``plan(...)[1]`` floats.
+    ``work`` is float32 scratch of at least ``plan(...)[1]`` floats. ``skip`` (float32,
+    C-contiguous, ``y``'s shape), when given, is added before the clamp:
+    ``y = clip(conv + bias + skip, lo, hi)``, a residual connection and its activation
+    in the output transform.
     """
     cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
     cdef Py_ssize_t O = y.shape[1], OH = y.shape[2], OW = y.shape[3]
@@ -195,6 +199,16 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
         raise ValueError(f"winograd: scratch of {work.shape[0]} floats, need {need}")
     if pt < 0 or pl < 0:
         raise ValueError(f"winograd: pads must be >= 0, got top {pt}, left {pl}")
+    cdef const float[:, :, :, ::1] sv
+    cdef const float* sp = NULL
+    if skip is not None:
+        sv = skip
+        if (sv.shape[0] != N or sv.shape[1] != O or sv.shape[2] != OH
+                or sv.shape[3] != OW):
+            raise ValueError(f"winograd: skip {np.shape(skip)} must have the output's "
+                             f"shape {np.shape(y)}")
+        sp = &sv[0, 0, 0, 0]
+    cdef Py_ssize_t sn = O * OH * OW
     cdef Py_ssize_t TW = tw, T = th * tw, R = rows
     cdef Py_ssize_t blocks = (T + R - 1) // R, units = N * blocks
     cdef Py_ssize_t vsize = P * R * C, msize = P * R * OP
@@ -205,7 +219,10 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
     cdef float* V
     cdef float* M
     if C == 0:
-        np.asarray(y)[...] = np.clip(np.asarray(bias)[None, :, None, None], lo, hi)
+        out = np.asarray(bias)[None, :, None, None]
+        if skip is not None:
+            out = out + np.asarray(skip)
+        np.asarray(y)[...] = np.clip(out, lo, hi)
         return
     # Whole blocks per thread when each thread gets at least two, or exactly as many each
     # (taken dynamically: on a busy machine a thread that runs does the work of one that
@@ -223,7 +240,7 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
                 M = V + vsize
                 mnn_wg_block(m, &x[n, 0, 0, 0], C, H, W, pt, pl, TW, t0, nt,
                              &ub[0, 0, 0, 0], S, V, M, M + msize, &y[n, 0, 0, 0], O, OH, OW,
-                             &bias[0], flo, fhi)
+                             &bias[0], flo, fhi, sp + n * sn if sp != NULL else NULL)
         return
     V = &work[0]
     M = V + vsize
@@ -250,4 +267,5 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
                 hi_i = lo_i + step if lo_i + step < S else S
                 mnn_wg_gemm(P, C, S, gb, V, &ub[0, 0, 0, 0], M, lo_i, hi_i)
                 mnn_wg_output(m, M, gb * MNN_SG_MR, OP, t0, nt, TW, &y[n, 0, 0, 0], O, OH,
-                              OW, &bias[0], flo, fhi, lo_i * MNN_SG_NR, hi_i * MNN_SG_NR)
+                              OW, &bias[0], flo, fhi, lo_i * MNN_SG_NR, hi_i * MNN_SG_NR,
+                              sp + n * sn if sp != NULL else NULL)

@@ -494,11 +494,14 @@ static void mnn_sd_koff(ptrdiff_t C, ptrdiff_t KH, ptrdiff_t KW, ptrdiff_t xc,
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #define MNN_SD_ENABLED 1
-/* Store 8 pixel vectors (16 channels each, bias and clamp applied) as rows of C:
-   channel r of the vectors goes to C[r*ldc + 0 .. np-1], for r < rows. */
+/* Store 8 pixel vectors (16 channels each) as rows of C: channel r of the vectors goes
+   to C[r*ldc + 0 .. np-1], for r < rows. Without S the vectors come with bias and clamp
+   applied; with S (rows like C's) they come with the bias only, and each row is stored
+   as clamp(row + S's row, lo, hi): a residual sum in the store. */
 static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a, float *C,
                                                                  ptrdiff_t ldc, int rows,
-                                                                 int np) {
+                                                                 int np, const float *S,
+                                                                 float lo, float hi) {
     __m512 t[8], u[8];
     /* within each 128-bit lane l: u[j] = channel 4l+j of pixels 0..3, u[4+j] of 4..7 */
     for (int q = 0; q < 2; q++) {
@@ -518,6 +521,7 @@ static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a
     const __m512i ihi = _mm512_set_epi32(31, 30, 29, 28, 15, 14, 13, 12,
                                          27, 26, 25, 24, 11, 10, 9, 8);
     __mmask8 m = (__mmask8)((1u << np) - 1u);
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
     for (int j = 0; j < 4; j++) {
         __m512 lo = _mm512_permutex2var_ps(u[j], ilo, u[4 + j]);
         __m512 hi = _mm512_permutex2var_ps(u[j], ihi, u[4 + j]);
@@ -526,7 +530,13 @@ static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a
                        _mm512_castps512_ps256(hi), _mm512_extractf32x8_ps(hi, 1)};
         for (int l = 0; l < 4; l++) {
             int r = 4 * l + j;
-            if (r < rows) _mm256_mask_storeu_ps(C + r * ldc, m, v[l]);
+            if (r >= rows) continue;
+            __m256 o = v[l];
+            if (S) {
+                o = _mm256_add_ps(o, _mm256_maskz_loadu_ps(m, S + r * ldc));
+                o = _mm256_min_ps(vhi, _mm256_max_ps(vlo, o));  /* NaN passes, as below */
+            }
+            _mm256_mask_storeu_ps(C + r * ldc, m, o);
         }
     }
 }
@@ -548,12 +558,15 @@ static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a
    PF also asks for the next tile's input at every step, at nx0 + koff[k] and
    nx1 + koff[k] (its first and last pixel: the lines between them are those, or
    reached by the same window's other taps). Callers with nothing to fetch pass the
-   current slab and pixel. */
+   current slab and pixel.
+
+   S, when not NULL, is added to the tile before the clamp (rows like C's: a skip
+   connection's values, mnn_sd_store16). */
 static inline __attribute__((always_inline)) void mnn_sd_tile(
         const int NPW, const int PF, const int ROW, const int SW, ptrdiff_t K,
         const float *pw, const float *x, const ptrdiff_t *koff, const ptrdiff_t *po, int np,
         ptrdiff_t rs, float *C, ptrdiff_t ldc, int rows, const float *bias, float lo,
-        float hi, const float *next, const float *nx0, const float *nx1) {
+        float hi, const float *next, const float *nx0, const float *nx1, const float *S) {
     __m512 a0[16], a1[16];  /* 16: the store transposes 8 pixel vectors at a time */
     const float *p[MNN_SD_N];
 #pragma GCC unroll 16
@@ -597,18 +610,30 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
                               : (rows > 16 ? (__mmask16)((1u << (rows - 16)) - 1u) : 0);
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     __m512 b0 = _mm512_maskz_loadu_ps(m0, bias), b1 = _mm512_maskz_loadu_ps(m1, bias + 16);
+    if (S) {
 #pragma GCC unroll 16
-    for (int r = 0; r < NPW; r++) {
-        /* the bounds first: NaN passes through the clamp (see mnn_sg_tile_core) */
-        a0[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a0[r], b0)));
-        a1[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a1[r], b1)));
+        for (int r = 0; r < NPW; r++) {
+            a0[r] = _mm512_add_ps(a0[r], b0);  /* the clamp after the skip, in the store */
+            a1[r] = _mm512_add_ps(a1[r], b1);
+        }
+    } else {
+#pragma GCC unroll 16
+        for (int r = 0; r < NPW; r++) {
+            /* the bounds first: NaN passes through the clamp (see mnn_sg_tile_core) */
+            a0[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a0[r], b0)));
+            a1[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a1[r], b1)));
+        }
     }
     /* pixels 0..7, then 8..13 (the unused vectors past np are zeros, stored nowhere) */
-    mnn_sd_store16(a0, C, ldc, rows, np < 8 ? np : 8);
-    if (rows > 16) mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np < 8 ? np : 8);
+    const float *S16 = S ? S + 16 * ldc : NULL;
+    mnn_sd_store16(a0, C, ldc, rows, np < 8 ? np : 8, S, lo, hi);
+    if (rows > 16)
+        mnn_sd_store16(a1, C + 16 * ldc, ldc, rows - 16, np < 8 ? np : 8, S16, lo, hi);
     if (NPW > 8 && np > 8) {
-        mnn_sd_store16(a0 + 8, C + 8, ldc, rows, np - 8);
-        if (rows > 16) mnn_sd_store16(a1 + 8, C + 16 * ldc + 8, ldc, rows - 16, np - 8);
+        mnn_sd_store16(a0 + 8, C + 8, ldc, rows, np - 8, S ? S + 8 : NULL, lo, hi);
+        if (rows > 16)
+            mnn_sd_store16(a1 + 8, C + 16 * ldc + 8, ldc, rows - 16, np - 8,
+                           S16 ? S16 + 8 : NULL, lo, hi);
     }
 }
 
@@ -619,10 +644,10 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
         if (next || nx0)                                                                  \
             mnn_sd_tile(W, 1, ROW, SW, K, w, x, koff, po + n, np, rs, c, ldc, (int)rows,  \
                         b, lo, hi, next ? next : w, nx0 ? nx0 : x + po[n],               \
-                        nx0 ? nx1 : x + po[n]);                                           \
+                        nx0 ? nx1 : x + po[n], sk);                                       \
         else                                                                              \
             mnn_sd_tile(W, 0, ROW, SW, K, w, x, koff, po + n, np, rs, c, ldc, (int)rows,  \
-                        b, lo, hi, w, w, w);                                              \
+                        b, lo, hi, w, w, w, sk);                                          \
     } while (0)
 #define MNN_SD_TILE_ROWS(W)                                                               \
     do {                                                                                  \
@@ -643,12 +668,14 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
    one slab's weights stay in cache while the input streams past), or with tile_major tile
    u / slabs times slab u % slabs (each input value read while in L1 for every slab:
    when all the weights fit in L2). Threads given equal unit ranges get equal work. xpf
-   (mnn_sd_xpf): fetch each next tile's input ahead. po is scratch of P offsets. */
+   (mnn_sd_xpf): fetch each next tile's input ahead. po is scratch of P offsets. skip,
+   when not NULL, holds values laid out like C that are added before the clamp
+   (C = clamp(A B + bias + skip)). */
 static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
                          const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
                          ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
                          int npw, int tile_major, int xpf, ptrdiff_t *po, const float *bias,
-                         float lo, float hi) {
+                         float lo, float hi, const float *skip) {
     ptrdiff_t tiles = (P + npw - 1) / npw, slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
     /* The offsets of the pixels this range visits (all of them when it spans slabs in
        slab-major order), without a division per pixel: those cost as much as a tenth
@@ -677,6 +704,7 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
         if (rows > MNN_SD_M) rows = MNN_SD_M;
         const float *w = pw + s * K * MNN_SD_M;
         float *c = C + s * MNN_SD_M * ldc + n;
+        const float *sk = skip ? skip + s * MNN_SD_M * ldc + n : NULL;
         const float *b = bias + s * MNN_SD_M;
         int np = P - n < npw ? (int)(P - n) : npw;
         /* A slab's first use in this range fetches the next slab's weights ahead: in a
@@ -724,8 +752,9 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
                          const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
                          ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
                          int npw, int tile_major, int xpf, ptrdiff_t *po, const float *bias,
-                         float lo, float hi) {
+                         float lo, float hi, const float *skip) {
     (void)xpf;
+    (void)skip;
     (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)P; (void)OW; (void)rstep;
     (void)sw; (void)C; (void)ldc; (void)u0; (void)u1; (void)npw; (void)tile_major;
     (void)po; (void)bias; (void)lo; (void)hi;

@@ -343,12 +343,53 @@ static void mnn_wg_gemm(int P, ptrdiff_t C, ptrdiff_t S, ptrdiff_t groups, const
     }
 }
 
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#define MNN_WG_FAST_STORE 1
+/* Store one whole 4x4 output tile of MNN_WG_OL (16) channels: r[(i*4 + j)*16 + l] is
+   row i, column j of channel l (bias added; clamped already unless skip). Row i of the
+   16 channels is transposed in registers into one 4-float vector per channel, then
+   stored (after adding skip's row and clamping, with skip) at yo + l*plane + i*OW. */
+static inline __attribute__((always_inline)) void mnn_wg_store_tile4(
+        const float *r, float *yo, const float *so, ptrdiff_t plane, ptrdiff_t OW, float lo,
+        float hi) {
+    __m128 vlo = _mm_set1_ps(lo), vhi = _mm_set1_ps(hi);
+    for (int i = 0; i < 4; i++) {
+        const float *ri = r + i * 4 * MNN_WG_OL;
+        __m512 r0 = _mm512_loadu_ps(ri), r1 = _mm512_loadu_ps(ri + MNN_WG_OL);
+        __m512 r2 = _mm512_loadu_ps(ri + 2 * MNN_WG_OL), r3 = _mm512_loadu_ps(ri + 3 * MNN_WG_OL);
+        __m512 t0 = _mm512_unpacklo_ps(r0, r1), t1 = _mm512_unpackhi_ps(r0, r1);
+        __m512 t2 = _mm512_unpacklo_ps(r2, r3), t3 = _mm512_unpackhi_ps(r2, r3);
+        /* u[c]'s 128-bit lane k: columns 0..3 of channel 4k + c */
+        __m512 u[4] = {_mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
+                       _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE)};
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; k++) {
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) {
+                ptrdiff_t at = (4 * k + c) * plane + i * OW;
+                __m128 v = _mm512_extractf32x4_ps(u[c], k);
+                if (so) {
+                    /* the bounds first: NaN passes through the clamp */
+                    v = _mm_add_ps(v, _mm_loadu_ps(so + at));
+                    v = _mm_min_ps(vhi, _mm_max_ps(vlo, v));
+                }
+                _mm_storeu_ps(yo + at, v);
+            }
+        }
+    }
+}
+#else
+#define MNN_WG_FAST_STORE 0
+#endif
+
 /* y (O x OH x OW, one image) tiles [t0, t0 + nt), channels [o0, min(o1, O)) <- A^T M A
-   + bias, clamped to [lo, hi]. o0 is a multiple of MNN_WG_OL; M has rows >= nt. */
+   + bias (+ skip, laid out like y, when not NULL), clamped to [lo, hi]. o0 is a
+   multiple of MNN_WG_OL; M has rows >= nt. */
 static inline __attribute__((always_inline)) void mnn_wg_output_m(
         const int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm, ptrdiff_t t0, ptrdiff_t nt,
         ptrdiff_t tw_count, float *y, ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW,
-        const float *bias, float lo, float hi, ptrdiff_t o0, ptrdiff_t o1) {
+        const float *bias, float lo, float hi, ptrdiff_t o0, ptrdiff_t o1,
+        const float *skip) {
     const int a = m + 2, P = a * a;
     float s[36 * MNN_WG_OL], h[24 * MNN_WG_OL], r[16 * MNN_WG_OL], b[MNN_WG_OL];
     if (o1 > O) o1 = O;
@@ -367,18 +408,40 @@ static inline __attribute__((always_inline)) void mnn_wg_output_m(
                 mnn_wg_at(m, h + i * a * MNN_WG_OL, MNN_WG_OL, r + i * m * MNN_WG_OL,
                           MNN_WG_OL);
             for (int l = 0; l < MNN_WG_OL; l++) b[l] = l < lanes ? bias[o + l] : 0.0f;
-            for (int q = 0; q < m * m; q++) {
-                for (int l = 0; l < MNN_WG_OL; l++) {
-                    float v = r[q * MNN_WG_OL + l] + b[l];
-                    v = v < lo ? lo : v;
-                    r[q * MNN_WG_OL + l] = v > hi ? hi : v;
+            if (skip) {
+                /* the clamp after the skip, in the stores below */
+                for (int q = 0; q < m * m; q++)
+                    for (int l = 0; l < MNN_WG_OL; l++) r[q * MNN_WG_OL + l] += b[l];
+            } else {
+                for (int q = 0; q < m * m; q++) {
+                    for (int l = 0; l < MNN_WG_OL; l++) {
+                        float v = r[q * MNN_WG_OL + l] + b[l];
+                        v = v < lo ? lo : v;
+                        r[q * MNN_WG_OL + l] = v > hi ? hi : v;
+                    }
                 }
             }
+#if MNN_WG_FAST_STORE
+            if (m == 4 && lanes == MNN_WG_OL && oy0 + 4 <= OH && ox0 + 4 <= OW) {
+                ptrdiff_t at = o * OH * OW + oy0 * OW + ox0;
+                mnn_wg_store_tile4(r, y + at, skip ? skip + at : NULL, OH * OW, OW, lo, hi);
+                continue;
+            }
+#endif
             for (int l = 0; l < lanes; l++) {
-                float *yo = y + (o + l) * OH * OW;
+                ptrdiff_t plane = (o + l) * OH * OW;
+                float *yo = y + plane;
                 for (int i = 0; i < m && oy0 + i < OH; i++) {
-                    for (int j = 0; j < m && ox0 + j < OW; j++)
-                        yo[(oy0 + i) * OW + ox0 + j] = r[(i * m + j) * MNN_WG_OL + l];
+                    for (int j = 0; j < m && ox0 + j < OW; j++) {
+                        ptrdiff_t at = (oy0 + i) * OW + ox0 + j;
+                        float v = r[(i * m + j) * MNN_WG_OL + l];
+                        if (skip) {
+                            v += skip[plane + at];
+                            v = v < lo ? lo : v;
+                            v = v > hi ? hi : v;
+                        }
+                        yo[at] = v;
+                    }
                 }
             }
         }
@@ -388,12 +451,14 @@ static inline __attribute__((always_inline)) void mnn_wg_output_m(
 static void mnn_wg_output(int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm,
                           ptrdiff_t t0, ptrdiff_t nt, ptrdiff_t tw_count, float *y,
                           ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW, const float *bias,
-                          float lo, float hi, ptrdiff_t o0, ptrdiff_t o1) {
+                          float lo, float hi, ptrdiff_t o0, ptrdiff_t o1, const float *skip) {
     /* m as a constant: the transform loops unroll. */
     if (m == 4)
-        mnn_wg_output_m(4, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1);
+        mnn_wg_output_m(4, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1,
+                        skip);
     else
-        mnn_wg_output_m(2, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1);
+        mnn_wg_output_m(2, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1,
+                        skip);
 }
 
 /* The input transform by the fastest path compiled in (pad: mnn_wg_pad_size floats). */
@@ -411,17 +476,18 @@ static void mnn_wg_input_any(int m, const float *x, ptrdiff_t C, ptrdiff_t H, pt
     mnn_wg_input(m, x, C, H, W, pt, pl, tw_count, t0, nt, groups, c0, c1, V);
 }
 
-/* One whole block: input transform, products, output transform, all channels. */
+/* One whole block: input transform, products, output transform, all channels (skip:
+   see mnn_wg_output). */
 static void mnn_wg_block(int m, const float *x, ptrdiff_t C, ptrdiff_t H, ptrdiff_t W,
                          ptrdiff_t pt, ptrdiff_t pl, ptrdiff_t tw_count, ptrdiff_t t0,
                          ptrdiff_t nt, const float *Ub, ptrdiff_t S, float *V, float *M,
                          float *pad, float *y, ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW,
-                         const float *bias, float lo, float hi) {
+                         const float *bias, float lo, float hi, const float *skip) {
     const int a = m + 2;
     const ptrdiff_t groups = (nt + MNN_SG_MR - 1) / MNN_SG_MR;
     mnn_wg_input_any(m, x, C, H, W, pt, pl, tw_count, t0, nt, groups, 0, C, V, pad);
     mnn_wg_gemm(a * a, C, S, groups, V, Ub, M, 0, S);
     mnn_wg_output(m, M, groups * MNN_SG_MR, S * MNN_SG_NR, t0, nt, tw_count, y, O, OH, OW,
-                  bias, lo, hi, 0, O);
+                  bias, lo, hi, 0, O, skip);
 }
 #endif

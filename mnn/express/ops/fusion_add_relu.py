@@ -1,8 +1,11 @@
 """Evaluation-time fusion of a residual ``relu(add(a, b))`` (ResNet's block ending) into
 one pass, into the convolution's own output when ``a`` is one.
 
-``relu(conv2d(...) + skip)``: the convolution computes as usual, then one threaded pass
-of :func:`mnn._cython.elementwise.add_relu` adds the skip and applies the relu in place in
+``relu(conv2d(...) + skip)``: where the convolution runs by Winograd or the direct kernel
+(float32, no activation of its own), its kernel adds the skip and applies the relu as it
+stores each output tile (:func:`.nn_conv.conv2d_add_clamp`): the output is written once.
+Otherwise the convolution computes as usual, then one threaded pass of
+:func:`mnn._cython.elementwise.add_relu` adds the skip and applies the relu in place in
 its fresh output, which becomes the relu's value. Run op by op, the add writes a new array
 and the relu another, each in a single-threaded numpy pass. Without a convolution below,
 the add and relu still run as one pass into one new array.
@@ -19,6 +22,7 @@ import numpy as np
 
 from ..._cython import elementwise as _kernels
 from ..runtime import get_thread_number
+from . import nn_conv
 
 __all__ = ["AddRelu", "add_relu_into", "owns_its_memory", "plan"]
 
@@ -63,6 +67,12 @@ class AddRelu:
             skip = _value(skip_var)
             if skip is None or any(a is None for a in arrays):
                 return False
+            if self.conv.op.name == "conv2d" and isinstance(skip, np.ndarray) and \
+                    all(isinstance(a, np.ndarray) for a in arrays):
+                out = nn_conv.conv2d_add_clamp(arrays, skip, 0.0, np.inf, **self.conv.attrs)
+                if out is not None:
+                    self.relu.store_result(out, self.members)
+                    return True
             out = self.conv.call_op(arrays)
             if not owns_its_memory(out):
                 out = np.array(out, order="C")  # only the conv's own array is written

@@ -124,22 +124,58 @@ def _conv2d_compute(arrays, strides, pads, dilations, group, padding_mode, clamp
 
 
 def _plan_run(x_shape, x_dtype, w_shape, w_dtype, no_bias, strides, pads, dilations, group,
-              padding_mode, clamp, threads):
-    """The :func:`_conv2d_plan` run for these shapes, attributes and thread count."""
+              padding_mode, clamp, threads, skip=False):
+    """The :func:`_conv2d_plan` run for these shapes, attributes and thread count (with
+    ``skip``: the run that adds a skip input before the clamp, or None)."""
     # Everything the kernel choice and geometry depend on (never the values): a model run
     # over and over finds its plan here instead of deriving it again per call.
     key = (x_shape, x_dtype, w_shape, w_dtype, no_bias, tuple(strides), tuple(pads),
            tuple(dilations), group, padding_mode,
-           None if clamp is None else (clamp[0], clamp[1]), threads)
-    run = _CONV_PLANS.get(key)
-    if run is None:
-        run = _conv2d_plan(x_shape, x_dtype, w_shape, strides, pads, dilations, group,
-                           padding_mode, clamp)
-        with _CONV_PLANS_LOCK:
-            _CONV_PLANS[key] = run
-            if len(_CONV_PLANS) > _MAX_CONV_PLANS:
-                _CONV_PLANS.popitem(last=False)
+           None if clamp is None else (clamp[0], clamp[1]), skip, threads)
+    try:
+        return _CONV_PLANS[key]  # a skip plan may be None: remembered as well
+    except KeyError:
+        pass
+    run = _conv2d_plan(x_shape, x_dtype, w_shape, strides, pads, dilations, group,
+                       padding_mode, clamp, skip)
+    with _CONV_PLANS_LOCK:
+        _CONV_PLANS[key] = run
+        if len(_CONV_PLANS) > _MAX_CONV_PLANS:
+            _CONV_PLANS.popitem(last=False)
     return run
+
+
+def conv2d_add_clamp(arrays, skip, lo, hi, strides, pads, dilations, group, padding_mode,
+                     clamp=None):
+    """``clip(conv2d(*arrays) + skip, lo, hi)`` with the sum and the clamp done in the
+    convolution kernel's store (Winograd's output transform, the direct kernel's tile
+    store): a residual block's ``relu(conv + skip)`` without another pass over the
+    output. ``arrays`` are conv2d's inputs (x, w[, bias]) and the keywords its
+    attributes.
+
+    Returns None, computing nothing, where that store does not apply: a convolution with
+    a clamp of its own (it comes before the sum), not float32, a ``skip`` of another
+    shape or dtype, or a shape that runs by another kernel.
+    """
+    x, w = arrays[0], arrays[1]
+    bias = arrays[2] if len(arrays) == 3 else None
+    if clamp is not None or x.dtype != np.float32 or w.dtype != np.float32 or \
+            skip.dtype != np.float32 or x.ndim != 4 or w.ndim != 4 or \
+            (bias is not None and bias.dtype != np.float32):
+        return None
+    run = _plan_run(x.shape, x.dtype, w.shape, w.dtype, bias is None, strides, pads,
+                    dilations, group, padding_mode, (lo, hi), get_thread_number(),
+                    skip=True)
+    if run is None:
+        return None
+    n, o = x.shape[0], w.shape[0]
+    _, (oh, ow) = _geometry(x.shape[2:], w.shape[2:], strides, pads, dilations,
+                            padding_mode)
+    if skip.shape != (n, o, oh, ow):
+        return None
+    contiguous = np.ascontiguousarray
+    return run(contiguous(x), contiguous(w), None if bias is None else contiguous(bias),
+               contiguous(skip))
 
 
 def _conv2d_prepare(sig, threads, strides, pads, dilations, group, padding_mode,
@@ -175,10 +211,13 @@ _MAX_CONV_PLANS = 1024
 
 
 def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, padding_mode,
-                 clamp):
+                 clamp, skip=False):
     """``run(x, w, bias) -> y`` for C-contiguous arrays of these shapes (``bias`` None:
     zeros): the kernel for the shape (depthwise, Winograd, direct, packed GEMM, im2col +
-    GEMM) and its arguments, chosen once."""
+    GEMM) and its arguments, chosen once. With ``skip``: ``run(x, w, bias, skip)`` that
+    adds ``skip`` (C-contiguous, the output's shape) before the clamp in the kernel's
+    store, or None when the kernel for the shape has no such store (Winograd and the
+    direct kernel have)."""
     n, c, h, wd = x_shape
     o, cg, kh, kw = w_shape
     pads, (oh, ow) = _geometry((h, wd), (kh, kw), strides, pads, dilations, padding_mode)
@@ -189,6 +228,8 @@ def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, paddi
     lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
     kind = _kernel_kind(x_shape, dtype, w_shape, strides, pads, dilations, group,
                         (oh, ow))
+    if skip and kind not in ("winograd", "direct"):
+        return None
     if kind == "depthwise":
         def run(x, w, bias):
             y = np.empty(out_shape, dtype)
@@ -201,11 +242,11 @@ def _conv2d_plan(x_shape, dtype, w_shape, strides, pads, dilations, group, paddi
         wino = _use_winograd(x_shape, w_shape, strides, dilations, group, dtype)
         work = _wino_k.plan(n, c, o, oh, ow, wino, nt)[1]
 
-        def run(x, w, bias):
+        def run(x, w, bias, skip=None):
             y = np.empty(out_shape, dtype)
             _wino_k.conv(x, _winograd_weight(w, wino), zeros if bias is None else bias, y,
                          wino, pads[0], pads[1], nc.scratch("winograd", (work,), np.float32),
-                         nt, lo, hi)
+                         nt, lo, hi, skip)
             return y
         return run
     og = o // group
@@ -365,20 +406,21 @@ def _direct_plan(x_shape, dtype, w_shape, out_shape, zeros, pads, strides, dilat
     per_image = _sgemm_k.direct_pad_elements((1, cg, h, wd), *geo)
     step = max(1, min(n, _DIRECT_PAD_ELEMENTS // per_image)) if per_image else n
 
-    def run(x, w, bias):
+    def run(x, w, bias, skip=None):
         bias = zeros if bias is None else bias
         y = np.empty(out_shape, dtype)
         y3 = y.reshape(n, o, oh * ow)
+        s3 = None if skip is None else skip.reshape(n, o, oh * ow)
         packed = _packed_weight(w, group, direct=True)
         for i0 in range(0, n, step):
             i1 = min(n, i0 + step)
             pad = (nc.scratch("conv_direct_pad", ((i1 - i0) * per_image,), np.float32)
                    if per_image else None)
             for g in range(group):
+                part = np.s_[i0:i1, g * og:(g + 1) * og]
                 _sgemm_k.conv_direct_images(packed[g], og, x[i0:i1, g * cg:(g + 1) * cg],
-                                            y3[i0:i1, g * og:(g + 1) * og],
-                                            bias[g * og:(g + 1) * og], *geo, lo, hi, nt,
-                                            pad)
+                                            y3[part], bias[g * og:(g + 1) * og], *geo, lo,
+                                            hi, nt, pad, None if s3 is None else s3[part])
         return y
     return run
 
