@@ -42,7 +42,8 @@ PATHS = ["packed", "direct"] if sgemm.direct_available() else ["packed"]
 def path(request, monkeypatch):
     """Route every float32 conv of the test through one sgemm path."""
     k = 1 if request.param == "direct" else 1 << 40
-    for name in ("_DIRECT_MIN_K", "_DIRECT_MIN_K_POINTWISE", "_DIRECT_MIN_K_FEW_PIXELS"):
+    for name in ("_DIRECT_MIN_K", "_DIRECT_MIN_K_POINTWISE", "_DIRECT_MIN_K_FEW_PIXELS",
+                 "_DIRECT_MIN_K_STRIDED_1X1"):
         monkeypatch.setattr(nn_conv, name, k)
     return request.param
 
@@ -234,3 +235,14 @@ def test_kernel_rejects_bad_shapes():
         sgemm.conv_packed_images(pk, 4, x[..., ::2], y, b, *args)
     with pytest.raises(ValueError, match="nthreads"):
         sgemm.conv_packed_images(pk, 4, x, y, b, *args, -np.inf, np.inf, 0)
+
+
+def test_strided_1x1_convs_run_by_the_packed_gemm_below_k_256():
+    # ResNet's downsampling convs: 64 and 128 input channels by the packed GEMM (it packs
+    # B row by row), 256 and more by the direct kernel when it is compiled in.
+    def kind(c, o, h):
+        return nn_conv._kernel_kind((1, c, h, h), np.float32, (o, c, 1, 1), (2, 2),
+                                    (0, 0, 0, 0), (1, 1), 1, ((h + 1) // 2,) * 2)
+    assert kind(64, 128, 56) == "gemm" and kind(128, 256, 28) == "gemm"
+    assert kind(256, 512, 14) == ("direct" if sgemm.direct_available() else "gemm")
+    assert not nn_conv.direct_any_size(np.float32, (128, 64, 1, 1), (2, 2), (1, 1), 1)
