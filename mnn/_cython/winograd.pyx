@@ -29,7 +29,7 @@ cdef extern from "winograd_kernel.h":
                           float* V, float* pad) nogil
     void mnn_wg_gemm(int P, Py_ssize_t C, Py_ssize_t S, Py_ssize_t groups, const float* V,
                      const float* Ub, float* M, Py_ssize_t j0, Py_ssize_t j1) nogil
-    void mnn_wg_output(int m, const float* M, Py_ssize_t rows, Py_ssize_t ldm,
+    void mnn_wg_output(int m, const float* M, Py_ssize_t ldm,
                        Py_ssize_t t0, Py_ssize_t nt, Py_ssize_t tw_count, float* y,
                        Py_ssize_t O, Py_ssize_t OH, Py_ssize_t OW, const float* bias,
                        float lo, float hi, Py_ssize_t o0, Py_ssize_t o1,
@@ -266,6 +266,6 @@ def conv(const float[:, :, :, ::1] x, const float[:, :, :, ::1] ub, const float[
                 lo_i = part * step
                 hi_i = lo_i + step if lo_i + step < S else S
                 mnn_wg_gemm(P, C, S, gb, V, &ub[0, 0, 0, 0], M, lo_i, hi_i)
-                mnn_wg_output(m, M, gb * MNN_SG_MR, OP, t0, nt, TW, &y[n, 0, 0, 0], O, OH,
+                mnn_wg_output(m, M, OP, t0, nt, TW, &y[n, 0, 0, 0], O, OH,
                               OW, &bias[0], flo, fhi, lo_i * MNN_SG_NR, hi_i * MNN_SG_NR,
                               sp + n * sn if sp != NULL else NULL)

@@ -15,7 +15,8 @@
    Layouts (floats):
      V  [P][groups][C][MR]     groups = block rows / MR; rows past the block's tiles are 0
      Ub [P][S][C][NR]          S strips of NR output channels (channels past O are 0)
-     M  [P][rows][S*NR]        rows = groups * MR
+     M  [rows][P][S*NR]        rows = groups * MR: one tile's P products together, so
+                               the output transform reads them as one stream
    Position k = i*a + j is row i, column j of the transformed tile; U must use the same.
 
    Bounds: every input read is inside the image (interior tiles read their a x a patch,
@@ -317,7 +318,7 @@ static inline ptrdiff_t mnn_wg_pad_size(int m, ptrdiff_t tw_count, ptrdiff_t blo
 /* M[k][:, strips j0..j1) <- V[k] @ Ub[k] for every position k. */
 static void mnn_wg_gemm(int P, ptrdiff_t C, ptrdiff_t S, ptrdiff_t groups, const float *V,
                         const float *Ub, float *M, ptrdiff_t j0, ptrdiff_t j1) {
-    const ptrdiff_t rows = groups * MNN_SG_MR, ldm = S * MNN_SG_NR;
+    const ptrdiff_t ldm = S * MNN_SG_NR;
     for (int k = 0; k < P; k++) {
         for (ptrdiff_t j = j0; j < j1; j++) {
             const float *ub = Ub + (k * S + j) * C * MNN_SG_NR;
@@ -327,15 +328,15 @@ static void mnn_wg_gemm(int P, ptrdiff_t C, ptrdiff_t S, ptrdiff_t groups, const
                     /* last = 0: no bias or clamp here (the output transform adds them);
                        the bias pointer is then never read. */
                     const float *va = V + ((k * groups + g) * C + c0) * MNN_SG_MR;
-                    float *mc = M + (k * rows + g * MNN_SG_MR) * ldm + j * MNN_SG_NR;
+                    float *mc = M + (g * MNN_SG_MR * P + k) * ldm + j * MNN_SG_NR;
                     /* The strip's first use asks for the next strip (contiguous in Ub): in
                        a model run the transformed weights stream in from memory. */
                     if (g == 0 && j + 1 < j1)
                         mnn_sg_tile_prefetch(C * MNN_SG_NR, kc, va, ub + c0 * MNN_SG_NR, mc,
-                                             ldm, MNN_SG_MR, MNN_SG_NR, c0 > 0, 0, ub, 0.0f,
-                                             0.0f);
+                                             P * ldm, MNN_SG_MR, MNN_SG_NR, c0 > 0, 0, ub,
+                                             0.0f, 0.0f);
                     else
-                        mnn_sg_tile(kc, va, ub + c0 * MNN_SG_NR, mc, ldm, MNN_SG_MR,
+                        mnn_sg_tile(kc, va, ub + c0 * MNN_SG_NR, mc, P * ldm, MNN_SG_MR,
                                     MNN_SG_NR, c0 > 0, 0, ub, 0.0f, 0.0f);
                 }
             }
@@ -384,9 +385,9 @@ static inline __attribute__((always_inline)) void mnn_wg_store_tile4(
 
 /* y (O x OH x OW, one image) tiles [t0, t0 + nt), channels [o0, min(o1, O)) <- A^T M A
    + bias (+ skip, laid out like y, when not NULL), clamped to [lo, hi]. o0 is a
-   multiple of MNN_WG_OL; M has rows >= nt. */
+   multiple of MNN_WG_OL; M holds the block's nt tiles (row stride ldm). */
 static inline __attribute__((always_inline)) void mnn_wg_output_m(
-        const int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm, ptrdiff_t t0, ptrdiff_t nt,
+        const int m, const float *M, ptrdiff_t ldm, ptrdiff_t t0, ptrdiff_t nt,
         ptrdiff_t tw_count, float *y, ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW,
         const float *bias, float lo, float hi, ptrdiff_t o0, ptrdiff_t o1,
         const float *skip) {
@@ -398,7 +399,7 @@ static inline __attribute__((always_inline)) void mnn_wg_output_m(
         for (ptrdiff_t o = o0; o < o1; o += MNN_WG_OL) {
             int lanes = o1 - o < MNN_WG_OL ? (int)(o1 - o) : MNN_WG_OL;
             for (int k = 0; k < P; k++)
-                memcpy(s + k * MNN_WG_OL, M + (k * rows + t) * ldm + o,
+                memcpy(s + k * MNN_WG_OL, M + (t * P + k) * ldm + o,
                        MNN_WG_OL * sizeof(float));
             /* columns: a x a -> m x a; rows: m x a -> m x m */
             for (int j = 0; j < a; j++)
@@ -448,16 +449,16 @@ static inline __attribute__((always_inline)) void mnn_wg_output_m(
     }
 }
 
-static void mnn_wg_output(int m, const float *M, ptrdiff_t rows, ptrdiff_t ldm,
+static void mnn_wg_output(int m, const float *M, ptrdiff_t ldm,
                           ptrdiff_t t0, ptrdiff_t nt, ptrdiff_t tw_count, float *y,
                           ptrdiff_t O, ptrdiff_t OH, ptrdiff_t OW, const float *bias,
                           float lo, float hi, ptrdiff_t o0, ptrdiff_t o1, const float *skip) {
     /* m as a constant: the transform loops unroll. */
     if (m == 4)
-        mnn_wg_output_m(4, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1,
+        mnn_wg_output_m(4, M, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1,
                         skip);
     else
-        mnn_wg_output_m(2, M, rows, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1,
+        mnn_wg_output_m(2, M, ldm, t0, nt, tw_count, y, O, OH, OW, bias, lo, hi, o0, o1,
                         skip);
 }
 
@@ -487,7 +488,7 @@ static void mnn_wg_block(int m, const float *x, ptrdiff_t C, ptrdiff_t H, ptrdif
     const ptrdiff_t groups = (nt + MNN_SG_MR - 1) / MNN_SG_MR;
     mnn_wg_input_any(m, x, C, H, W, pt, pl, tw_count, t0, nt, groups, 0, C, V, pad);
     mnn_wg_gemm(a * a, C, S, groups, V, Ub, M, 0, S);
-    mnn_wg_output(m, M, groups * MNN_SG_MR, S * MNN_SG_NR, t0, nt, tw_count, y, O, OH, OW,
+    mnn_wg_output(m, M, S * MNN_SG_NR, t0, nt, tw_count, y, O, OH, OW,
                   bias, lo, hi, 0, O, skip);
 }
 #endif
