@@ -38,6 +38,7 @@ cdef extern from "sgemm_kernel.h":
     int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K, Py_ssize_t M)
     int mnn_sd_xpf(Py_ssize_t planes)
     int mnn_sd_tile_major(Py_ssize_t M, Py_ssize_t K)
+    Py_ssize_t mnn_sd_acc_floats(Py_ssize_t P, Py_ssize_t K, int npw, int tile_major)
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     void mnn_sd_pack_w(Py_ssize_t M, Py_ssize_t K, const float* A, Py_ssize_t lda,
                        float* pw) nogil
@@ -50,7 +51,7 @@ cdef extern from "sgemm_kernel.h":
                       const Py_ssize_t* koff, Py_ssize_t P, Py_ssize_t OW, Py_ssize_t rstep,
                       Py_ssize_t sw, float* C, Py_ssize_t ldc, Py_ssize_t u0, Py_ssize_t u1,
                       int npw, int tile_major, int xpf, Py_ssize_t* po, const float* bias,
-                      float lo, float hi, const float* skip) nogil
+                      float lo, float hi, const float* skip, float* acc) nogil
 
 cdef extern from "gemv_kernel.h":
     void mnn_gv_rows(const float* W, Py_ssize_t ldw, Py_ssize_t K, const float* x,
@@ -433,9 +434,13 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     # images per job when there are several per thread.
     cdef Py_ssize_t parts = nthreads if N < nthreads * 4 else 1
     cdef Py_ssize_t chunk = (units + parts - 1) // parts
-    # One scratch: the K row offsets, then each thread's pixel offsets.
+    # One scratch: the K row offsets, then each thread's pixel offsets; and each thread's
+    # partial sums when a deep conv goes in chunks of depth.
     offs = np.empty(K + nthreads * P, np.intp)
     cdef Py_ssize_t[::1] ov = offs
+    cdef Py_ssize_t af = mnn_sd_acc_floats(P, K, npw, tile_major)
+    accs = np.empty(max(1, nthreads * af), np.float32)
+    cdef float[::1] av = accs
     cdef Py_ssize_t ldc = c.strides[1] // sizeof(float)
     cdef Py_ssize_t job, n, t, lo_i, hi_i, tid
     cdef float flo = <float>lo, fhi = <float>hi
@@ -453,7 +458,8 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
                 mnn_sd_block(m, K, &packed[0], &xv[0, 0, 0, 0] + n * xn, &ov[0], P, ow,
                              sh * wp, sw, &c[n, 0, 0], ldc, lo_i, hi_i, npw, tile_major, xpf,
                              &ov[K + tid * P], &bias[0], flo, fhi,
-                             sp + n * sn if sp != NULL else NULL)
+                             sp + n * sn if sp != NULL else NULL,
+                             &av[tid * af] if af > 0 else NULL)
 
 
 def dense_rows(const float[:, ::1] w, const float[:, ::1] x, float[:, ::1] y,

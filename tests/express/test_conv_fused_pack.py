@@ -10,6 +10,8 @@ treats separately (strides 1, 2 and 3; pads wider than the kernel reach; images
 smaller than the kernel), groups, bias, fused clamps, and 1 and 2 threads; then the
 kernel's input checks.
 """
+import collections
+
 import mnn.expr as F
 import numpy as np
 import pytest
@@ -45,6 +47,8 @@ def path(request, monkeypatch):
     for name in ("_DIRECT_MIN_K", "_DIRECT_MIN_K_POINTWISE", "_DIRECT_MIN_K_FEW_PIXELS",
                  "_DIRECT_MIN_K_STRIDED_1X1"):
         monkeypatch.setattr(nn_conv, name, k)
+    # plans made under the other path's thresholds must not be found
+    monkeypatch.setattr(nn_conv, "_CONV_PLANS", collections.OrderedDict())
     return request.param
 
 
@@ -86,6 +90,11 @@ CASES = [
     (1, 12, 12, 10, 35, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, None),
     # packed weight over 512 KB: slab-major tiles fetching the next tile's input ahead
     (1, 500, 6, 6, 300, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),
+    # K over 1024, slab-major: chunks of depth with partial sums between them (2 chunks
+    # of one slab; 2 of five slabs, two images; 3 chunks, a short last tile, a clamp)
+    (1, 130, 6, 7, 20, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, None),
+    (2, 1100, 5, 7, 150, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, None),
+    (1, 228, 9, 9, 70, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, (0.0, 6.0)),
 ]
 
 

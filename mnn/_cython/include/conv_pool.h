@@ -152,7 +152,7 @@ static void mnn_cp_rows(const mnn_cp_geom *g, const float *x, float *y, ptrdiff_
             ptrdiff_t units = (P + npw - 1) / npw * slabs;
             mnn_sd_block(g->M, g->K, g->pw, x + (lo + keep) * g->rstep, g->koff, P, OW,
                          g->rstep, g->csw, band + keep * OW, plane, 0, units, npw,
-                         g->tile_major, g->xpf, po, g->bias, g->lo, g->hi, NULL);
+                         g->tile_major, g->xpf, po, g->bias, g->lo, g->hi, NULL, NULL);
         }
         have_lo = lo;
         have_hi = hi;

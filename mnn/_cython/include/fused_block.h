@@ -73,7 +73,7 @@ static void mnn_fb_conv(int direct, ptrdiff_t M, ptrdiff_t K, const float *pa,
         ptrdiff_t slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
         ptrdiff_t units = (P + npw - 1) / npw * slabs;
         mnn_sd_block(M, K, pa, x, koff, P, OW, rstep, sw, C, ldc, 0, units, npw,
-                     mnn_sd_tile_major(M, K), mnn_sd_xpf(K), po, bias, lo, hi, NULL);
+                     mnn_sd_tile_major(M, K), mnn_sd_xpf(K), po, bias, lo, hi, NULL, NULL);
     } else {
         mnn_sg_block(M, K, pa, x, ldb, C, ldc, 0, (M + MNN_SG_MR - 1) / MNN_SG_MR, 0, P, pb,
                      bias, lo, hi);
@@ -196,7 +196,7 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
                     mnn_sd_block(g->Ce, g->Cin, g->pa1, xn, g->koff1, HW, HW, 0, 1, e, HW,
                                  c0 / MNN_SD_M * tiles, (c1 + MNN_SD_M - 1) / MNN_SD_M * tiles,
                                  npw, 0, mnn_sd_xpf(g->Cin), po, g->b1, g->lo1, g->hi1,
-                                 NULL);
+                                 NULL, NULL);
                 } else {
                     mnn_sg_block(g->Ce, g->Cin, g->pa1, xn, HW, e, HW, c0 / MNN_SG_MR,
                                  (c1 + MNN_SG_MR - 1) / MNN_SG_MR, 0, HW, pb, g->b1, g->lo1,
@@ -222,7 +222,7 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
                 if (u0 < u1)
                     mnn_sd_block(g->Cout, g->Ce, g->pa3, d, g->koff3, P, P, 0, 1, yn, P, u0,
                                  u1, npw, 0, mnn_sd_xpf(g->Ce), po, g->b3, g->lo3, g->hi3,
-                                 NULL);
+                                 NULL, NULL);
             } else {
                 ptrdiff_t strips = (P + MNN_SG_NR - 1) / MNN_SG_NR;
                 ptrdiff_t n0 = strips * t / nt * MNN_SG_NR, n1 = strips * (t + 1) / nt * MNN_SG_NR;
