@@ -736,59 +736,61 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
     }
     /* Chunked: runs of one slab's tiles, the run's partial sums in acc, a tile each */
     ptrdiff_t kc = acc && mnn_sd_acc_floats(P, K, npw, tile_major) ? mnn_sd_chunk(K) : K;
-    for (ptrdiff_t ua = u0; ua < u1;) {
-      ptrdiff_t ub = kc < K ? (ua / tiles + 1) * tiles : ua + 1;
-      if (ub > u1) ub = u1;
-      for (ptrdiff_t k0 = 0; k0 < K; k0 += kc) {
-       ptrdiff_t kn = K - k0 < kc ? K - k0 : kc;
-       for (ptrdiff_t u = ua; u < ub; u++) {
-        float *ac = kc < K ? acc + (u - ua) * MNN_SD_N * MNN_SD_M : NULL;
-        ptrdiff_t s = tile_major ? u % slabs : u / tiles;
-        ptrdiff_t n = (tile_major ? u / slabs : u % tiles) * npw;
-        ptrdiff_t rows = M - s * MNN_SD_M;
-        if (rows > MNN_SD_M) rows = MNN_SD_M;
-        const float *w = pw + s * K * MNN_SD_M, *wk = w + k0 * MNN_SD_M;
-        float *c = C + s * MNN_SD_M * ldc + n;
-        const float *sk = skip ? skip + s * MNN_SD_M * ldc + n : NULL;
-        const float *b = bias + s * MNN_SD_M;
-        int np = P - n < npw ? (int)(P - n) : npw;
-        /* A slab's first use in this range fetches the next slab's weights (its chunk)
-           ahead: in a model run they come from memory (a tile-major range visits every
-           slab in its first `slabs` units, a slab-major one in each slab's first tile). */
-        int first = tile_major ? u - u0 < slabs : (u == u0 || n == 0);
-        const float *next = first && s + 1 < slabs ? w + K * MNN_SD_M : NULL;
-        const float *nx0 = NULL, *nx1 = NULL;
-        /* The next tile's input, with xpf: a tile-major range reads it on the tile's
-           first slab (the other slabs find it in cache), a slab-major one on every
-           slab (the input streams past each); not in chunks (a chunk's input is small). */
-        if (xpf && kc == K && (!tile_major || s == 0) && n + npw < n_end) {
-            ptrdiff_t n2 = n + npw, e2 = n2 + npw < P ? n2 + npw : P;
-            nx0 = x + po[n2];
-            nx1 = x + po[e2 - 1];
-        }
-        /* the tile's width by its pixels (the last tile of a range may be short), and
-           its pixels' addressing (mnn_sd_tile's ROW) */
-        int row = 0;
-        ptrdiff_t rs = 0;
-        if ((np == 7 || np == 8 || np == 14) && (sw == 1 || sw == 2)) {
-            /* np is then the width of the instance that runs it: no pixel past np read */
-            ptrdiff_t ox0 = n % OW;
-            if (ox0 + np <= OW) {
-                row = 1;
-            } else if (np == 14 && OW == 7 && ox0 == 0) {
-                row = 2;
-                rs = rstep;
+    for (ptrdiff_t ua = u0, ub; ua < u1; ua = ub) {
+        ub = kc < K ? (ua / tiles + 1) * tiles : ua + 1;
+        if (ub > u1) ub = u1;
+        for (ptrdiff_t k0 = 0; k0 < K; k0 += kc) {
+            ptrdiff_t kn = K - k0 < kc ? K - k0 : kc;
+            for (ptrdiff_t u = ua; u < ub; u++) {
+                float *ac = kc < K ? acc + (u - ua) * MNN_SD_N * MNN_SD_M : NULL;
+                ptrdiff_t s = tile_major ? u % slabs : u / tiles;
+                ptrdiff_t n = (tile_major ? u / slabs : u % tiles) * npw;
+                ptrdiff_t rows = M - s * MNN_SD_M;
+                if (rows > MNN_SD_M) rows = MNN_SD_M;
+                const float *w = pw + s * K * MNN_SD_M, *wk = w + k0 * MNN_SD_M;
+                float *c = C + s * MNN_SD_M * ldc + n;
+                const float *sk = skip ? skip + s * MNN_SD_M * ldc + n : NULL;
+                const float *b = bias + s * MNN_SD_M;
+                int np = P - n < npw ? (int)(P - n) : npw;
+                /* A slab's first use in this range fetches the next slab's weights (its
+                   chunk) ahead: in a model run they come from memory (a tile-major range
+                   visits every slab in its first `slabs` units, a slab-major one in each
+                   slab's first tile). */
+                int first = tile_major ? u - u0 < slabs : (u == u0 || n == 0);
+                const float *next = first && s + 1 < slabs ? w + K * MNN_SD_M : NULL;
+                const float *nx0 = NULL, *nx1 = NULL;
+                /* The next tile's input, with xpf: a tile-major range reads it on the
+                   tile's first slab (the other slabs find it in cache), a slab-major one
+                   on every slab (the input streams past each); not in chunks (a chunk's
+                   input is small). */
+                if (xpf && kc == K && (!tile_major || s == 0) && n + npw < n_end) {
+                    ptrdiff_t n2 = n + npw, e2 = n2 + npw < P ? n2 + npw : P;
+                    nx0 = x + po[n2];
+                    nx1 = x + po[e2 - 1];
+                }
+                /* the tile's width by its pixels (the last tile of a range may be short), and
+                   its pixels' addressing (mnn_sd_tile's ROW) */
+                int row = 0;
+                ptrdiff_t rs = 0;
+                if ((np == 7 || np == 8 || np == 14) && (sw == 1 || sw == 2)) {
+                    /* np is then the width of the instance that runs it: no pixel
+                       past np is read */
+                    ptrdiff_t ox0 = n % OW;
+                    if (ox0 + np <= OW) {
+                        row = 1;
+                    } else if (np == 14 && OW == 7 && ox0 == 0) {
+                        row = 2;
+                        rs = rstep;
+                    }
+                }
+                if (np <= 7)
+                    MNN_SD_TILE_ROWS(7);
+                else if (np == 8)
+                    MNN_SD_TILE_ROWS(8);
+                else
+                    MNN_SD_TILE_ROWS(14);
             }
         }
-        if (np <= 7)
-            MNN_SD_TILE_ROWS(7);
-        else if (np == 8)
-            MNN_SD_TILE_ROWS(8);
-        else
-            MNN_SD_TILE_ROWS(14);
-       }
-      }
-      ua = ub;
     }
 }
 #undef MNN_SD_TILE_ROWS
