@@ -462,10 +462,16 @@ static inline ptrdiff_t mnn_sd_chunk(ptrdiff_t K) {
     return (K + chunks - 1) / chunks;
 }
 
+/* Tiles whose partial sums a chunked walk keeps at once (57 KB of them: they stay in
+   L2 beside the chunk; a large image's tiles go in several runs, each reading the chunk
+   again from L2). */
+#define MNN_SD_RUN 32
+
 /* Floats of acc scratch mnn_sd_block needs for P pixels in tiles of npw (0: none). */
 static inline ptrdiff_t mnn_sd_acc_floats(ptrdiff_t P, ptrdiff_t K, int npw, int tile_major) {
     if (tile_major || mnn_sd_chunk(K) >= K) return 0;
-    return (P + npw - 1) / npw * MNN_SD_N * MNN_SD_M;
+    ptrdiff_t tiles = (P + npw - 1) / npw;
+    return (tiles < MNN_SD_RUN ? tiles : MNN_SD_RUN) * MNN_SD_N * MNN_SD_M;
 }
 
 /* pw[s*K*32 + k*32 + r] = A[s*32 + r, k] (row stride lda), zero past M. */
@@ -734,10 +740,11 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
             oy++;
         }
     }
-    /* Chunked: runs of one slab's tiles, the run's partial sums in acc, a tile each */
+    /* Chunked: runs of up to MNN_SD_RUN of one slab's tiles, their partial sums in acc */
     ptrdiff_t kc = acc && mnn_sd_acc_floats(P, K, npw, tile_major) ? mnn_sd_chunk(K) : K;
     for (ptrdiff_t ua = u0, ub; ua < u1; ua = ub) {
         ub = kc < K ? (ua / tiles + 1) * tiles : ua + 1;
+        if (ub > ua + MNN_SD_RUN) ub = ua + MNN_SD_RUN;
         if (ub > u1) ub = u1;
         for (ptrdiff_t k0 = 0; k0 < K; k0 += kc) {
             ptrdiff_t kn = K - k0 < kc ? K - k0 : kc;
