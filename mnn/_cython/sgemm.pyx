@@ -35,7 +35,7 @@ cdef extern from "sgemm_kernel.h":
                            const float* bias, float lo, float hi) nogil
     const int mnn_sd_enabled
     const int mnn_sd_m
-    int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K, Py_ssize_t M)
+    int mnn_sd_npw(Py_ssize_t P, Py_ssize_t K)
     int mnn_sd_xpf(Py_ssize_t planes)
     int mnn_sd_tile_major(Py_ssize_t M, Py_ssize_t K)
     Py_ssize_t mnn_sd_acc_floats(Py_ssize_t P, Py_ssize_t K, int npw, int tile_major)
@@ -426,7 +426,7 @@ def conv_direct_images(const float[::1] packed, Py_ssize_t m, const float[:, :, 
     # Rows and planes (so every window) are contiguous in xv; images are xn apart.
     cdef Py_ssize_t xn = xv.strides[0] // sizeof(float)
     cdef Py_ssize_t slabs = (m + mnn_sd_m - 1) // mnn_sd_m
-    cdef int npw = mnn_sd_npw(P, K, m)
+    cdef int npw = mnn_sd_npw(P, K)
     cdef Py_ssize_t units = (P + npw - 1) // npw * slabs
     cdef int tile_major = mnn_sd_tile_major(m, K)
     cdef int xpf = mnn_sd_xpf(C)

@@ -148,7 +148,7 @@ static void mnn_cp_rows(const mnn_cp_geom *g, const float *x, float *y, ptrdiff_
         }
         if (hi - lo > keep) {
             ptrdiff_t P = (hi - lo - keep) * OW;
-            int npw = mnn_sd_npw(P, g->K, g->M);
+            int npw = mnn_sd_npw(P, g->K);
             ptrdiff_t units = (P + npw - 1) / npw * slabs;
             mnn_sd_block(g->M, g->K, g->pw, x + (lo + keep) * g->rstep, g->koff, P, OW,
                          g->rstep, g->csw, band + keep * OW, plane, 0, units, npw,

@@ -69,7 +69,7 @@ static void mnn_fb_conv(int direct, ptrdiff_t M, ptrdiff_t K, const float *pa,
                         ptrdiff_t OW, ptrdiff_t rstep, ptrdiff_t sw, float *C, ptrdiff_t ldc,
                         float *pb, ptrdiff_t *po, const float *bias, float lo, float hi) {
     if (direct) {
-        int npw = mnn_sd_npw(P, K, M);
+        int npw = mnn_sd_npw(P, K);
         ptrdiff_t slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
         ptrdiff_t units = (P + npw - 1) / npw * slabs;
         mnn_sd_block(M, K, pa, x, koff, P, OW, rstep, sw, C, ldc, 0, units, npw,
@@ -191,7 +191,7 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
             const float *src = xn;
             if (g->pa1 && c0 < c1) {
                 if (g->direct1) {
-                    int npw = mnn_sd_npw(HW, g->Cin, g->Ce);
+                    int npw = mnn_sd_npw(HW, g->Cin);
                     ptrdiff_t tiles = (HW + npw - 1) / npw;
                     mnn_sd_block(g->Ce, g->Cin, g->pa1, xn, g->koff1, HW, HW, 0, 1, e, HW,
                                  c0 / MNN_SD_M * tiles, (c1 + MNN_SD_M - 1) / MNN_SD_M * tiles,
@@ -216,7 +216,7 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
             }
 #pragma omp barrier
             if (g->direct3) {
-                int npw = mnn_sd_npw(P, g->Ce, g->Cout);
+                int npw = mnn_sd_npw(P, g->Ce);
                 ptrdiff_t units = (P + npw - 1) / npw * ((g->Cout + MNN_SD_M - 1) / MNN_SD_M);
                 ptrdiff_t u0 = units * t / nt, u1 = units * (t + 1) / nt;
                 if (u0 < u1)

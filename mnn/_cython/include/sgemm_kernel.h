@@ -408,9 +408,9 @@ static void mnn_sg_block_conv(ptrdiff_t M, ptrdiff_t K, const float *pa,
 #define MNN_SD_M 32
 #define MNN_SD_N 14
 
-/* Pixels per tile for P output pixels of a conv of M output channels with K
-   multiply-adds per output. 14 pixels (28 accumulators) load each weight vector for
-   1.75x the multiply-adds of 8. With K >= 96 that pays whatever M, now that a tile in
+/* Pixels per tile for P output pixels of a conv with K multiply-adds per output. 14
+   pixels (28 accumulators) load each weight vector for 1.75x the multiply-adds of 8.
+   With K >= 96 that pays whatever the number M of output channels, now that a tile in
    one output row addresses its pixels from one pointer (mnn_sd_tile's ROW): measured
    against 8 (Xeon Skylake-SP, one thread, caches flushed as in a model run) 0.88-0.94x
    the time for M = 24 .. 64 (MobileNetV2's projections, 3x3 64 -> 64), 0.76-0.86x for
@@ -418,8 +418,7 @@ static void mnn_sg_block_conv(ptrdiff_t M, ptrdiff_t K, const float *pa,
    dominate (1.1-1.4x slower: K = 16 .. 64). There 8 pixels, or 7 when that divides P
    and 8 does not (no idle lanes in a last partial tile: 7x7 .. 112x112 images). A
    range's last tile may be short: it runs as a 7- or 8-pixel tile when it fits one. */
-static inline int mnn_sd_npw(ptrdiff_t P, ptrdiff_t K, ptrdiff_t M) {
-    (void)M;
+static inline int mnn_sd_npw(ptrdiff_t P, ptrdiff_t K) {
     if (K >= 96 && P >= 14) return 14;
     return P % 8 && P % 7 == 0 ? 7 : 8;
 }
