@@ -15,7 +15,6 @@ from .sgemm import _padded_hw, pad_images
 
 cdef extern from "conv_pool.h":
     const int mnn_sd_enabled
-    const int mnn_sd_m
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     int mnn_sd_xpf(Py_ssize_t planes)
     int mnn_sd_tile_major(Py_ssize_t M, Py_ssize_t K)
