@@ -1,13 +1,14 @@
 """Per-op-kind time of MobileNetV2 / ResNet18 in mnn.express and in onnxruntime.
 
-Ours: every op's compute is wrapped with a CPU-time timer while the model runs repeatedly; conv2d
+Ours: every op's compute is wrapped with a timer while the model runs repeatedly; conv2d
 calls are split by kind (depthwise, 1x1, Winograd 3x3, im2col), and the chains the engine
 fuses (inverted-residual blocks, relu(conv + skip)) are timed as kinds of their own (the
-convolution inside conv+add+relu is also counted under its conv kind). onnxruntime: its own
+convolution inside conv+add+relu is also counted under its conv kind, marked ``+skip``). onnxruntime: its own
 profiler (``enable_profiling``), node times grouped the same way from the node's weight
-shape (its profiler measures wall time: compare on a quiet machine). Totals are CPU
-time. Prints milliseconds per run for each kind, ours and onnxruntime's, so the gap to
-onnxruntime can be located.
+shape. Both are wall time; at one thread the two engines run in turns (one run of ours,
+one of onnxruntime's), so that a noisy machine's slow moments fall on both alike. Prints
+milliseconds per run for each kind, ours and onnxruntime's, so the gap to onnxruntime
+can be located.
 
 With ``--by-shape`` the convolutions are told apart by their channels and output size too
 (``conv 3x3 s1 512->512 7x7``), which locates the gap layer by layer.
@@ -33,7 +34,7 @@ import onnxruntime as ort
 
 import bench_models
 from mnn.express import optable
-from mnn.express.ops import fusion_add_relu, fusion_block, fusion_conv_pool, fusion_dense
+from mnn.express.ops import fusion_add_relu, fusion_block, fusion_conv_pool, fusion_dense, nn_conv
 
 
 # Set by --by-shape: conv kinds name their channels and output size as well.
@@ -57,97 +58,110 @@ def _conv_kind_plain(w_shape, group, strides):
     return f"conv {kh}x{kw} s{strides[0]}"
 
 
-# CPU time of this process: on a loaded machine wall time mostly measures waiting for a
-# core. (At one thread it is the op's own time; at more it adds the workers' time.)
-_clock = time.process_time
+# Wall time, as onnxruntime's profiler measures (CPU time would add the workers' time at
+# more than one thread).
+_clock = time.perf_counter
 
 
-def profile_ours(x, y, data, repeat):
-    times = collections.defaultdict(float)
-    originals = {}
-    for name in ("conv2d", "add", "relu", "global_avg_pool", "max_pool", "matmul",
-                 "reshape"):
-        try:
-            op = optable.get_op(name)
-        except Exception:  # noqa: BLE001 - op absent under this name: not profiled
-            continue
-        originals[name] = (op.compute, op.prepare)
-        op.prepare = None  # every call through the timed compute (OpDef.prepare)
+class _OursProfiler:
+    """Wraps our ops' computes with timers while active (``with``): every call adds its
+    time to ``times`` under its kind."""
 
-        def timed(arrays, _name=name, _f=op.compute, **attrs):
+    def __init__(self):
+        self.times = collections.defaultdict(float)
+        self._originals = {}
+
+    def __enter__(self):
+        times, originals = self.times, self._originals
+        for name in ("conv2d", "add", "relu", "global_avg_pool", "max_pool", "matmul",
+                     "reshape"):
+            try:
+                op = optable.get_op(name)
+            except Exception:  # noqa: BLE001 - op absent under this name: not profiled
+                continue
+            originals[name] = (op.compute, op.prepare)
+            op.prepare = None  # every call through the timed compute (OpDef.prepare)
+
+            def timed(arrays, _name=name, _f=op.compute, **attrs):
+                t0 = _clock()
+                out = _f(arrays, **attrs)
+                key = _name
+                if _name == "conv2d":
+                    key = _conv_kind(arrays[1].shape, attrs["group"], attrs["strides"],
+                                     out.shape[2:] if hasattr(out, "shape") else None)
+                times[key] += _clock() - t0
+                return out
+
+            op.compute = timed
+
+        # Fused groups run as one call each and are timed as kinds of their own: chains of
+        # inverted-residual blocks (fusion_block._compute_chain, the first block's expand
+        # possibly the stem), relu(conv + skip) (its convolution is also counted under its
+        # conv kind), max_pool(conv) and the dense head (pool, matmul, bias).
+        def timed_block(chain, strides, stem=None, _f=fusion_block._compute_chain):
             t0 = _clock()
-            out = _f(arrays, **attrs)
-            key = _name
-            if _name == "conv2d":
-                key = _conv_kind(arrays[1].shape, attrs["group"], attrs["strides"],
-                                 out.shape[2:] if hasattr(out, "shape") else None)
-            times[key] += _clock() - t0
+            done = _f(chain, strides, stem)
+            key = "fused block" if len(chain) == 1 else "fused chain"
+            times[f"{key} s{max(strides)}"] += _clock() - t0
+            return done
+
+        def timer(key, f):
+            def timed_method(self, *args):
+                t0 = _clock()
+                done = f(self, *args)
+                times[key] += _clock() - t0
+                return done
+            return timed_method
+
+        # relu(conv + skip) done in the conv kernel's store: its conv timed by shape too
+        def timed_skip(arrays, skip, *args, _f=nn_conv.conv2d_add_clamp, **attrs):
+            t0 = _clock()
+            out = _f(arrays, skip, *args, **attrs)
+            if out is not None:
+                kind = _conv_kind(arrays[1].shape, attrs["group"], attrs["strides"],
+                                  out.shape[2:])
+                times[kind + " +skip"] += _clock() - t0
             return out
 
-        op.compute = timed
-    # Fused groups run as one call each and are timed as kinds of their own: chains of
-    # inverted-residual blocks (fusion_block._compute_chain, the first block's expand
-    # possibly the stem), relu(conv + skip) (its convolution is also counted under its
-    # conv kind), max_pool(conv) and the dense head (pool, matmul, bias).
-    def timed_block(chain, strides, stem=None, _f=fusion_block._compute_chain):
-        t0 = _clock()
-        done = _f(chain, strides, stem)
-        key = "fused block" if len(chain) == 1 else "fused chain"
-        times[f"{key} s{max(strides)}"] += _clock() - t0
-        return done
+        originals[nn_conv] = nn_conv.conv2d_add_clamp
+        nn_conv.conv2d_add_clamp = timed_skip
+        methods = [(fusion_add_relu.AddRelu, "conv+add+relu"),
+                   (fusion_conv_pool.ConvPool, "conv+max_pool"),
+                   (fusion_dense.Dense, "dense head")]
+        originals[fusion_block] = fusion_block._compute_chain
+        fusion_block._compute_chain = timed_block
+        for cls, key in methods:
+            originals[cls] = cls.compute
+            cls.compute = timer(key, cls.compute)
+        return self
 
-    def timer(key, f):
-        def timed_method(self, *args):
-            t0 = _clock()
-            done = f(self, *args)
-            times[key] += _clock() - t0
-            return done
-        return timed_method
-
-    methods = [(fusion_add_relu.AddRelu, "conv+add+relu"),
-               (fusion_conv_pool.ConvPool, "conv+max_pool"),
-               (fusion_dense.Dense, "dense head")]
-    originals[fusion_block] = fusion_block._compute_chain
-    fusion_block._compute_chain = timed_block
-    for cls, key in methods:
-        originals[cls] = cls.compute
-        cls.compute = timer(key, cls.compute)
-    try:
-        x.write(data)
-        y.read()
-        times.clear()
-        t0 = _clock()
-        for _ in range(repeat):
-            x.write(data)
-            y.read()
-        total = (_clock() - t0) / repeat
-    finally:
-        for name, f in originals.items():
+    def __exit__(self, *exc):
+        for name, f in self._originals.items():
             if isinstance(name, str):
                 optable.get_op(name).compute, optable.get_op(name).prepare = f
             elif name is fusion_block:
                 fusion_block._compute_chain = f
+            elif name is nn_conv:
+                nn_conv.conv2d_add_clamp = f
             else:
                 name.compute = f
-    return {k: v / repeat * 1e3 for k, v in times.items()}, total * 1e3
+        self._originals.clear()
 
 
-def profile_ort(path, data, threads, repeat):
+def ort_session(path, threads, prefix):
+    """An onnxruntime session of the model at ``path`` with its profiler on."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.enable_profiling = True
-    with tempfile.TemporaryDirectory() as tmp:
-        opts.profile_file_prefix = os.path.join(tmp, "prof")
-        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-        sess.run(None, {"x": data})
-        t0 = _clock()
-        for _ in range(repeat):
-            sess.run(None, {"x": data})
-        total = (_clock() - t0) / repeat
-        events = json.load(open(sess.end_profiling()))
+    opts.profile_file_prefix = prefix
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def ort_times(sess, runs):
+    """Milliseconds per run of each kind from the session's profile of ``runs`` runs."""
+    events = json.load(open(sess.end_profiling()))
     times = collections.defaultdict(float)
-    runs = collections.Counter()
     for ev in events:
         if ev.get("cat") != "Node" or not ev["name"].endswith("_kernel_time"):
             continue
@@ -163,9 +177,49 @@ def profile_ort(path, data, threads, repeat):
             group = x[1] // w[1] if w and w[1] else 1
             key = _conv_kind(w, group, (stride, stride), out[2:] if out else None) if w else op
         times[key] += ev["dur"] / 1e3
-        runs[key] += 1
-    # the first run (warm-up) is in the trace too
-    return {k: v / (repeat + 1) for k, v in times.items()}, total * 1e3
+    return {k: v / runs for k, v in times.items()}
+
+
+def profile(x, y, sess, data, repeat, interleave):
+    """Both engines' times per kind and in total (ms per run), ``repeat`` runs each. With
+    ``interleave`` one run of ours, then one of onnxruntime's, and so on, so that both see
+    the same moments of a noisy machine; else all of ours, then all of onnxruntime's
+    (with more than one thread each engine's workers spin for a while after its run and
+    would slow the other's next run)."""
+    feed = {sess.get_inputs()[0].name: data}
+    x.write(data)
+    y.read()
+    sess.run(None, feed)  # warm-up: in onnxruntime's profile too (counted in runs below)
+    totals = [0.0, 0.0]
+
+    def run_ours():
+        t0 = _clock()
+        x.write(data)
+        y.read()
+        totals[0] += _clock() - t0
+
+    def run_theirs():
+        t0 = _clock()
+        sess.run(None, feed)
+        totals[1] += _clock() - t0
+
+    with _OursProfiler() as ours:
+        x.write(data)
+        y.read()  # a warm-up through the timed computes, not counted
+        ours.times.clear()
+        if interleave:
+            for _ in range(repeat):
+                run_ours()
+                run_theirs()
+        else:
+            for _ in range(repeat):
+                run_ours()
+    if not interleave:
+        for _ in range(repeat):
+            run_theirs()
+    ours_ms = {k: v / repeat * 1e3 for k, v in ours.times.items()}
+    return ours_ms, ort_times(sess, repeat + 1), totals[0] / repeat * 1e3, \
+        totals[1] / repeat * 1e3
 
 
 def main():
@@ -183,8 +237,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             _, path, x, y = bench_models.build(name, tmp)
-            ours, ours_total = profile_ours(x, y, data, args.repeat)
-            theirs, ort_total = profile_ort(path, data, args.threads, args.repeat)
+            sess = ort_session(path, args.threads, os.path.join(tmp, "prof"))
+            ours, theirs, ours_total, ort_total = profile(x, y, sess, data, args.repeat,
+                                                           args.threads == 1)
             print(f"{name}, {args.threads} thread(s): total ours {ours_total:.2f} ms, "
                   f"onnxruntime {ort_total:.2f} ms")
             for key in sorted(set(ours) | set(theirs), key=lambda k: -ours.get(k, 0)):
