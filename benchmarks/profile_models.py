@@ -96,8 +96,8 @@ class _OursProfiler:
 
         # Fused groups run as one call each and are timed as kinds of their own: chains of
         # inverted-residual blocks (fusion_block._compute_chain, the first block's expand
-        # possibly the stem), relu(conv + skip) (its convolution is also counted under its
-        # conv kind), max_pool(conv) and the dense head (pool, matmul, bias).
+        # possibly the stem), relu(conv + skip) (its convolution also timed by shape,
+        # marked +skip), max_pool(conv) and the dense head (pool, matmul, bias).
         def timed_block(chain, strides, stem=None, _f=fusion_block._compute_chain):
             t0 = _clock()
             done = _f(chain, strides, stem)
