@@ -36,9 +36,7 @@ import mnn.expr as F  # noqa: I001
 
 import models
 import torch
-
-MODELS = {"MobileNetV2": models.MobileNetV2, "ResNet18": models.ResNet18}
-SHAPE = (1, 3, 224, 224)
+from bench_models import MODELS, SHAPE
 # The modules with the convolution kernels the two models run.
 KERNELS = ["sgemm", "fused_block", "conv_pool", "winograd", "depthwise"]
 
