@@ -186,7 +186,11 @@ def test_dense_rows_kernel_rejects_mismatched_shapes():
         sgemm.dense_rows(w, x, np.empty((2, 6), np.float32), bias, nthreads=0)
 
 
-@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (9, 300, 33), (17, 5, 100), (40, 513, 70)])
+# Shallow K (<= 32) reads B's whole 32-column strips in place and packs only a partial
+# last strip: whole strips only (8, 32, 64), several 256-column blocks (24, 32, 300), one
+# past the depth read in place (16, 33, 65).
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (9, 300, 33), (17, 5, 100), (40, 513, 70),
+                                   (8, 32, 64), (24, 32, 300), (16, 33, 65)])
 def test_sgemm_kernel_matches_numpy(m, k, n):
     a, b, bias = _data(m, k), _data(k, n), _data(m)
     c = np.full((m, n), np.nan, np.float32)
