@@ -19,6 +19,7 @@ cdef extern from "fused_block.h":
     const int mnn_sg_kc
     const int mnn_sg_nc
     const int mnn_sd_enabled
+    const int mnn_dw3x3_deint
     Py_ssize_t mnn_sg_packed_a_size(Py_ssize_t M, Py_ssize_t K) nogil
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     ctypedef struct mnn_fb_geom:
@@ -35,13 +36,15 @@ cdef extern from "fused_block.h":
         int direct1, direct3
         const Py_ssize_t* koff1
         const Py_ssize_t* koff3
+        int deint
     void mnn_sd_koff(Py_ssize_t C, Py_ssize_t KH, Py_ssize_t KW, Py_ssize_t xc, Py_ssize_t xr,
                      Py_ssize_t dh, Py_ssize_t dw, Py_ssize_t* koff) nogil
     Py_ssize_t mnn_fb_ebuf_size(const mnn_fb_geom* g) nogil
     Py_ssize_t mnn_fb_dbuf_size(const mnn_fb_geom* g) nogil
+    Py_ssize_t mnn_fb_xbuf_size(const mnn_fb_geom* g) nogil
     void mnn_fb_rows(const mnn_fb_geom* g, const float* x, const float* r, float* y,
-                     Py_ssize_t oy_a, Py_ssize_t oy_b, float* ebuf, float* dbuf, float* pb,
-                     Py_ssize_t* po, const float* zeros) nogil
+                     Py_ssize_t oy_a, Py_ssize_t oy_b, float* ebuf, float* dbuf, float* xbuf,
+                     float* pb, Py_ssize_t* po, const float* zeros) nogil
     void mnn_fb_images_split(const mnn_fb_geom* g, Py_ssize_t N, const float* x,
                              const float* r, float* y, float* e, float* d, float* pb_all,
                              Py_ssize_t* po_all, const float* zeros, int T) nogil
@@ -92,7 +95,7 @@ def _packed_size(Py_ssize_t m, Py_ssize_t k, bint direct):
 # _setup, then run without the GIL by _run.
 ctypedef struct _block_run:
     mnn_fb_geom g
-    Py_ssize_t N, parts, per, threads, po_size, pb_size, e_size, d_size, copies
+    Py_ssize_t N, parts, per, threads, po_size, pb_size, e_size, d_size, x_size, copies
     bint split
     bint residual  # in a chain: the block adds its input
     # A stem expand (see _setup): its kernel and the zero-bordered image it reads.
@@ -177,6 +180,11 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
     b.e_size = Ce * H * W if b.split else mnn_fb_ebuf_size(g)
     b.d_size = Ce * g.OH * g.OW if b.split else mnn_fb_dbuf_size(g)
     b.copies = 1 if b.split else b.threads
+    # Bands at stride 2 with a packed-GEMM 1x1 expand keep e rows deinterleaved (see
+    # fused_block.h), in rows wide enough for the row kernels (OW > 7).
+    g.deint = mnn_dw3x3_deint and not b.split and stride == 2 and pa1 is not None and \
+        not g.direct1 and stem is None and g.OW > 7
+    b.x_size = mnn_fb_xbuf_size(g)
     b.residual = False  # set by a chain
     return 0
 
@@ -187,7 +195,7 @@ cdef Py_ssize_t _ints(const _block_run* b) noexcept nogil:
 
 
 cdef Py_ssize_t _floats(const _block_run* b) noexcept nogil:
-    return b.g.W + b.threads * b.pb_size + b.copies * (b.e_size + b.d_size)
+    return b.g.W + b.threads * (b.pb_size + b.x_size) + b.copies * (b.e_size + b.d_size)
 
 
 cdef void _set_koff(_block_run* b, Py_ssize_t* koff) noexcept nogil:
@@ -210,6 +218,7 @@ cdef void _run(const _block_run* b, const float* x, const float* r, float* y,
     cdef float* pb = zeros + g.W
     cdef float* ebuf = pb + b.threads * b.pb_size
     cdef float* dbuf = ebuf + b.copies * b.e_size
+    cdef float* xbuf = dbuf + b.copies * b.d_size
     cdef Py_ssize_t k
     for k in range(g.W):
         zeros[k] = 0
@@ -226,7 +235,8 @@ cdef void _run(const _block_run* b, const float* x, const float* r, float* y,
         if a < e:
             mnn_fb_rows(g, x + n * x_image, r + n * y_image if r != NULL else NULL,
                         y + n * y_image, a, e, ebuf + tid * b.e_size, dbuf + tid * b.d_size,
-                        pb + tid * b.pb_size, po + tid * b.po_size, zeros)
+                        xbuf + tid * b.x_size, pb + tid * b.pb_size, po + tid * b.po_size,
+                        zeros)
 
 
 def inverted_residual(const float[:, :, :, ::1] x, pa1, b1, double lo1, double hi1,

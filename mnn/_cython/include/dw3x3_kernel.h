@@ -19,6 +19,12 @@
    - Flat stream (mnn_dw3x3_plane_flat): small stride-1 planes as wide as their output
      (7x7 with pads 1) run as one stream of OH * OW outputs with per-step tap masks
      computed once per call, instead of rows filling 7 of 16 lanes.
+   - Deinterleaved rows (mnn_dw3x3_plane_s2_deint, stride 2, pads 1): a plane whose
+     rows hold their even columns, then their odd ones (mnn_dw3x3_deinterleave_row; the
+     fused block's expand writes its output that way at no cost) gives each tap's 16
+     columns as one plain load, with no permutes: 0.63-0.78x the time of the row
+     blocks over MobileNetV2's stride-2 planes with more than 7 outputs per row (Zen 4,
+     bands in L2).
    Masked-off lanes are never accessed. Without AVX-512 the output columns split into
    an interior, a plain loop the compiler vectorizes, and edge columns done one at a
    time with a bounds test per tap.
@@ -32,7 +38,11 @@
 #include <stdint.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
+#define MNN_DW3X3_DEINT 1
+#else
+#define MNN_DW3X3_DEINT 0
 #endif
+static const int mnn_dw3x3_deint = MNN_DW3X3_DEINT;
 
 static inline float mnn_dw3x3_clamp(float v, float lo, float hi) {
     v = v < lo ? lo : v;
@@ -295,6 +305,96 @@ MNN_DW3X3_INLINE void mnn_dw3x3_all_rows(const float *x, ptrdiff_t H, ptrdiff_t 
         mnn_dw3x3_block(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 2);
     for (; oy < OH; oy++)
         mnn_dw3x3_block(x, H, W, kv, vb, vlo, vhi, y, oy, OW, sh, sw, pt, pl, zeros, 1);
+}
+
+/* Deinterleaved rows: a row of W columns stored as its E = (W + 1) / 2 even columns
+   (0, 2, ...) followed by its W / 2 odd ones. At stride 2 with pads 1, output column ox
+   reads columns 2 ox - 1, 2 ox and 2 ox + 1: odd ox - 1, even ox and odd ox, so 16
+   outputs' taps are three runs of 16 consecutive floats. */
+
+/* dst <- src (one row of W) deinterleaved: two loads and two permutes per 32 columns;
+   the masks keep the loads inside the W columns and the stores inside dst's W. */
+static inline void mnn_dw3x3_deinterleave_row(const float *src, ptrdiff_t W, float *dst) {
+    const ptrdiff_t E = (W + 1) / 2;
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                           26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
+                                          27, 29, 31);
+    for (ptrdiff_t j = 0; j < W; j += 32) {
+        ptrdiff_t n = W - j;  /* columns left from j */
+        __m512 a0 = mnn_dw3x3_load(src, j, mnn_dw3x3_mask(n));
+        __m512 a1 = mnn_dw3x3_load(src, j + 16, mnn_dw3x3_mask(n - 16));
+        _mm512_mask_storeu_ps(dst + j / 2, mnn_dw3x3_mask((n + 1) / 2),
+                              _mm512_permutex2var_ps(a0, even, a1));
+        _mm512_mask_storeu_ps(dst + E + j / 2, mnn_dw3x3_mask(n / 2),
+                              _mm512_permutex2var_ps(a0, odd, a1));
+    }
+}
+
+/* R <= 4 output rows oy .. oy + R - 1 of a deinterleaved plane, stride 2, pads pt
+   above and 1 left, the whole width OW = E in 16-lane steps (as mnn_dw3x3_rows: each
+   input row loaded once per step for every output row that uses it). Tap 0 of lane l
+   reads odd column ox + l - 1, tap 1 even ox + l, tap 2 odd ox + l; the masks keep the
+   indices inside [0, W / 2) and [0, E), so a tap off the row reads zero. */
+MNN_DW3X3_INLINE void mnn_dw3x3_rows_s2_deint(const float *x, ptrdiff_t H, ptrdiff_t W,
+                                              const __m512 kv[9], __m512 vb, __m512 vlo,
+                                              __m512 vhi, float *y, ptrdiff_t oy,
+                                              ptrdiff_t OW, ptrdiff_t pt,
+                                              const float *zeros, const int R) {
+    const int Q = 2 * (R - 1) + 3;
+    const ptrdiff_t E = (W + 1) / 2, O = W / 2;
+    const float *rows[(MNN_DW3X3_MAX_ROWS - 1) * 2 + 3];
+    for (int q = 0; q < Q; q++) {
+        ptrdiff_t iy = oy * 2 - pt + q;
+        rows[q] = (iy >= 0 && iy < H) ? x + iy * W : zeros;
+    }
+    for (ptrdiff_t ox = 0; ox < OW; ox += 16) {
+        ptrdiff_t c = OW - ox < 16 ? OW - ox : 16;
+        __mmask16 m1 = mnn_dw3x3_mask(c);
+        __mmask16 m0 = mnn_dw3x3_lanes(1 - ox, O - ox + 1) & m1;
+        __mmask16 m2 = mnn_dw3x3_lanes(0, O - ox) & m1;
+        __m512 acc[MNN_DW3X3_MAX_ROWS];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) acc[r] = vb;
+#pragma GCC unroll 16
+        for (int q = 0; q < Q; q++) {
+            __m512 t0 = mnn_dw3x3_load(rows[q] + E, ox - 1, m0);
+            __m512 t1 = mnn_dw3x3_load(rows[q], ox, m1);
+            __m512 t2 = mnn_dw3x3_load(rows[q] + E, ox, m2);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                ptrdiff_t i = q - r * 2;  /* kernel row this input row is for output r */
+                if (i < 0 || i > 2) continue;
+                acc[r] = _mm512_fmadd_ps(kv[3 * i], t0, acc[r]);
+                acc[r] = _mm512_fmadd_ps(kv[3 * i + 1], t1, acc[r]);
+                acc[r] = _mm512_fmadd_ps(kv[3 * i + 2], t2, acc[r]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            /* the bounds first: NaN passes through the clamp (see mnn_dw3x3_rows) */
+            __m512 v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, acc[r]));
+            _mm512_mask_storeu_ps(y + (oy + r) * OW + ox, m1, v);
+        }
+    }
+}
+
+/* The whole deinterleaved plane x (H rows of W) at stride 2, pads pt above and 1 left,
+   into y (OH x OW, OW == (W + 1) / 2; the caller checks both). */
+static void mnn_dw3x3_plane_s2_deint(const float *x, ptrdiff_t H, ptrdiff_t W,
+                                     const float *k, float b, float *y, ptrdiff_t OH,
+                                     ptrdiff_t OW, ptrdiff_t pt, const float *zeros,
+                                     float lo, float hi) {
+    __m512 kv[9];
+    for (int t = 0; t < 9; t++) kv[t] = _mm512_set1_ps(k[t]);
+    __m512 vb = _mm512_set1_ps(b), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    ptrdiff_t oy = 0;
+    for (; oy + 4 <= OH; oy += 4)
+        mnn_dw3x3_rows_s2_deint(x, H, W, kv, vb, vlo, vhi, y, oy, OW, pt, zeros, 4);
+    for (; oy + 2 <= OH; oy += 2)
+        mnn_dw3x3_rows_s2_deint(x, H, W, kv, vb, vlo, vhi, y, oy, OW, pt, zeros, 2);
+    for (; oy < OH; oy++)
+        mnn_dw3x3_rows_s2_deint(x, H, W, kv, vb, vlo, vhi, y, oy, OW, pt, zeros, 1);
 }
 #else
 static void mnn_dw3x3_interior(const float *const rows[3], const float *k, float b,

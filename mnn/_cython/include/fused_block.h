@@ -15,6 +15,13 @@
    one (2 at stride 1, 1 at stride 2) are moved to the front of the scratch, not
    recomputed.
 
+   At stride 2 with a packed-GEMM expand (g->deint) the band's new x rows are first
+   copied deinterleaved (even columns, then odd: mnn_dw3x3_deinterleave_row) into
+   per-thread scratch. The expand works pixel by pixel, so its e rows come out
+   deinterleaved too, which is the layout dw3x3_kernel.h's permute-free stride-2 kernel
+   reads (mnn_dw3x3_plane_s2_deint): a copy of Cin rows buys a cheaper pass over Ce >=
+   Cin rows.
+
    Small images (mnn_fb_images_split) run whole, the threads splitting channels instead
    of rows: each expands and depthwise-filters its own channels (the depthwise conv of a
    channel needs only that channel), then after a barrier each computes its share of the
@@ -54,6 +61,9 @@ typedef struct {
     int direct1, direct3;
     const ptrdiff_t *koff1;     /* direct expand: K1 depth offsets (see above) */
     const ptrdiff_t *koff3;     /* direct project: k * R * OW for k < Ce */
+    /* e rows deinterleaved (see above): band mode, stride 2, a 1x1 expand by the packed
+       GEMM, OW > 7 (narrower rows take dw3x3's paired-row kernel), AVX-512 only */
+    int deint;
 } mnn_fb_geom;
 
 /* Most 16-lane steps of a plane run as dw3x3_kernel.h's flat stream. */
@@ -90,13 +100,18 @@ static inline ptrdiff_t mnn_fb_dbuf_size(const mnn_fb_geom *g) {
     return g->Ce * g->R * g->OW;
 }
 
+/* Floats of one thread's deinterleaved x rows (g->deint): Cin planes of a band's e rows. */
+static inline ptrdiff_t mnn_fb_xbuf_size(const mnn_fb_geom *g) {
+    return g->deint ? g->Cin * (g->R * g->stride + 2) * g->W : 0;
+}
+
 /* Output rows [oy_a, oy_b) of one image: x (Cin x H x W), r (Cout x OH x OW) or NULL,
-   y (Cout x OH x OW). ebuf, dbuf: this thread's scratch (sizes above); pb: its sgemm
-   packing scratch (MNN_SG_KC * MNN_SG_NC floats); po: its pixel offsets (a band's
+   y (Cout x OH x OW). ebuf, dbuf, xbuf: this thread's scratch (sizes above); pb: its
+   sgemm packing scratch (MNN_SG_KC * MNN_SG_NC floats); po: its pixel offsets (a band's
    pixels: at most (R * stride + 2) * W); zeros: at least W zero floats. */
 static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, float *y,
                         ptrdiff_t oy_a, ptrdiff_t oy_b, float *ebuf, float *dbuf,
-                        float *pb, ptrdiff_t *po, const float *zeros) {
+                        float *xbuf, float *pb, ptrdiff_t *po, const float *zeros) {
     const ptrdiff_t W = g->W, H = g->H, s = g->stride, R = g->R;
     const ptrdiff_t cap = R * s + 2;            /* rows of one e plane in ebuf */
     const ptrdiff_t plane_e = cap * W, plane_d = R * g->OW, P = g->OH * g->OW;
@@ -124,6 +139,19 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
                         memmove(ebuf + c * plane_e, ebuf + c * plane_e + (need_lo - have_lo) * W,
                                 (size_t)(keep * W) * sizeof(float));
             }
+#if MNN_DW3X3_DEINT
+            if (rows > keep && g->deint) {
+                /* the new rows' x planes, deinterleaved and packed tight (1x1: xrow == W) */
+                const ptrdiff_t n = (rows - keep) * W;
+                const float *xb = x + (need_lo + keep) * W;
+                for (ptrdiff_t c = 0; c < g->Cin; c++)
+                    for (ptrdiff_t i = 0; i < rows - keep; i++)
+                        mnn_dw3x3_deinterleave_row(xb + c * H * W + i * W, W,
+                                                   xbuf + c * n + i * W);
+                mnn_fb_conv(0, g->Ce, g->K1, g->pa1, xbuf, n, NULL, n, n, 0, 1,
+                            ebuf + keep * W, plane_e, pb, po, g->b1, g->lo1, g->hi1);
+            } else
+#endif
             if (rows > keep)
                 mnn_fb_conv(g->direct1, g->Ce, g->K1, g->pa1, x + (need_lo + keep) * g->xrow,
                             H * W, g->koff1, (rows - keep) * W, W, g->xrow, g->xsw,
@@ -142,6 +170,12 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
                 mnn_dw3x3_plane_flat(src + c * src_plane, W, g->wdw + 9 * c, g->b2[c],
                                      dbuf + c * plane_d, g->OH, 1, 1, masks, nflat, g->lo2,
                                      g->hi2);
+#if MNN_DW3X3_DEINT
+            else if (g->deint)
+                mnn_dw3x3_plane_s2_deint(src + c * src_plane, rows, W, g->wdw + 9 * c,
+                                         g->b2[c], dbuf + c * plane_d, oy1 - oy0, g->OW, pt,
+                                         zeros, g->lo2, g->hi2);
+#endif
             else
                 mnn_dw3x3_plane(src + c * src_plane, rows, W, g->wdw + 9 * c, g->b2[c],
                                 dbuf + c * plane_d, oy1 - oy0, g->OW, s, (int)s, pt, 1,

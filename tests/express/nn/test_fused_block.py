@@ -80,6 +80,14 @@ CASES = [
     (1, 12, 12, 12, 48, 12, 1, True, True, 1),
     (3, 12, 5, 5, 48, 16, 1, True, False, 2),
     (1, 12, 5, 5, 48, 16, 1, False, False, 2),
+    # stride 2 in bands with a packed expand: e rows deinterleaved (fused_block.h); odd
+    # and even widths, a partial last 16-lane step, many bands carrying rows over, an
+    # image split in row ranges between threads, a deep expand (K > 32: packed B)
+    (1, 8, 21, 33, 48, 8, 2, True, False, 1),
+    (1, 4, 61, 19, 300, 4, 2, True, False, 1),
+    (2, 16, 30, 34, 64, 16, 2, True, False, 2),
+    (1, 8, 64, 40, 96, 8, 2, True, False, 2),
+    (1, 48, 20, 20, 96, 24, 2, True, False, 1),
 ]
 
 
