@@ -49,9 +49,15 @@ cdef extern from "fused_block.h":
                              const float* r, float* y, float* e, float* d, float* pb_all,
                              Py_ssize_t* po_all, const float* zeros, int T) nogil
 
-# Floats of e scratch a band aims at (384 KB): with the band's d rows and the GEMM's
-# packing scratch it stays inside a 1 MB L2.
-_EBUF_TARGET = 96 * 1024
+# Floats of e scratch a band aims at (640 KB). Taller bands load the project's weight
+# fewer times per image and carry fewer e rows over from band to band; measured against
+# 384 KB (Zen 4, MobileNetV2's blocks, in-process A/B): 0.94x the time for the
+# 16 -> 96 -> 24 block at 112x112 (one and two threads) and, at one thread, for the
+# 96 -> 576 blocks at 14x14 (two bands became one), 0.97-0.99x for the 56x56 and 28x28
+# blocks, level for the rest, although a stride-1 band's e and d rows together now pass
+# the 1 MB L2 (the expands of up to 32 channels no longer use the GEMM's 256 KB packing
+# scratch). 1 MB was no better.
+_EBUF_TARGET = 160 * 1024
 # Largest expanded image (floats, 768 KB) run whole with the threads splitting channels.
 _SPLIT_MAX = 192 * 1024
 
