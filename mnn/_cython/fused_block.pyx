@@ -20,6 +20,7 @@ cdef extern from "fused_block.h":
     const int mnn_sg_nc
     const int mnn_sd_enabled
     const int mnn_dw3x3_deint
+    const int MNN_FB_MAX_ZERO_BIAS
     Py_ssize_t mnn_sg_packed_a_size(Py_ssize_t M, Py_ssize_t K) nogil
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     ctypedef struct mnn_fb_geom:
@@ -47,7 +48,8 @@ cdef extern from "fused_block.h":
                      float* pb, Py_ssize_t* po, const float* zeros) nogil
     void mnn_fb_images_split(const mnn_fb_geom* g, Py_ssize_t N, const float* x,
                              const float* r, float* y, float* e, float* d, float* pb_all,
-                             Py_ssize_t* po_all, const float* zeros, int T) nogil
+                             Py_ssize_t* po_all, float* part_all, const float* zeros,
+                             int T) nogil
 
 # Floats of e scratch a band aims at (640 KB). Taller bands load the project's weight
 # fewer times per image and carry fewer e rows over from band to band; measured against
@@ -101,7 +103,8 @@ def _packed_size(Py_ssize_t m, Py_ssize_t k, bint direct):
 # _setup, then run without the GIL by _run.
 ctypedef struct _block_run:
     mnn_fb_geom g
-    Py_ssize_t N, parts, per, threads, po_size, pb_size, e_size, d_size, x_size, copies
+    Py_ssize_t N, parts, per, threads, po_size, pb_size, e_size, d_size, x_size, part_size
+    Py_ssize_t copies
     bint split
     bint residual  # in a chain: the block adds its input
     # A stem expand (see _setup): its kernel and the zero-bordered image it reads.
@@ -191,6 +194,10 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
     g.deint = mnn_dw3x3_deint and not b.split and stride == 2 and pa1 is not None and \
         not g.direct1 and stem is None and g.OW > 7
     b.x_size = mnn_fb_xbuf_size(g)
+    # Whole images with a direct-kernel project: each thread's partial sums of it (the
+    # project is split by depth, see fused_block.h).
+    b.part_size = g.Cout * g.OH * g.OW if b.split and g.direct3 and \
+        g.Cout <= MNN_FB_MAX_ZERO_BIAS else 0
     b.residual = False  # set by a chain
     return 0
 
@@ -201,7 +208,8 @@ cdef Py_ssize_t _ints(const _block_run* b) noexcept nogil:
 
 
 cdef Py_ssize_t _floats(const _block_run* b) noexcept nogil:
-    return b.g.W + b.threads * (b.pb_size + b.x_size) + b.copies * (b.e_size + b.d_size)
+    return b.g.W + b.threads * (b.pb_size + b.x_size + b.part_size) + \
+        b.copies * (b.e_size + b.d_size)
 
 
 cdef void _set_koff(_block_run* b, Py_ssize_t* koff) noexcept nogil:
@@ -225,11 +233,13 @@ cdef void _run(const _block_run* b, const float* x, const float* r, float* y,
     cdef float* ebuf = pb + b.threads * b.pb_size
     cdef float* dbuf = ebuf + b.copies * b.e_size
     cdef float* xbuf = dbuf + b.copies * b.d_size
+    cdef float* part = xbuf + b.threads * b.x_size
     cdef Py_ssize_t k
     for k in range(g.W):
         zeros[k] = 0
     if b.split:
-        mnn_fb_images_split(g, b.N, x, r, y, ebuf, dbuf, pb, po, zeros, <int>b.threads)
+        mnn_fb_images_split(g, b.N, x, r, y, ebuf, dbuf, pb, po,
+                            part if b.part_size else NULL, zeros, <int>b.threads)
         return
     cdef Py_ssize_t item, n, a, e, tid
     cdef Py_ssize_t x_image = g.x_image, y_image = g.Cout * g.OH * g.OW

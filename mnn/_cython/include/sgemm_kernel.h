@@ -755,12 +755,16 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
    (mnn_sd_xpf): fetch each next tile's input ahead. po is scratch of P offsets. skip,
    when not NULL, holds values laid out like C that are added before the clamp
    (C = clamp(A B + bias + skip)). acc, when not NULL, is scratch of
-   mnn_sd_acc_floats: with it a deep slab-major walk goes in chunks of depth. */
-static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
-                         const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
-                         ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
-                         int npw, int tile_major, int xpf, ptrdiff_t *po, const float *bias,
-                         float lo, float hi, const float *skip, float *acc) {
+   mnn_sd_acc_floats: with it a deep slab-major walk goes in chunks of depth.
+   mnn_sd_block_ws takes the floats ws between the packed weight's slabs: K * MNN_SD_M
+   for a whole weight (mnn_sd_block), more for depths [k0, k0 + K) of a deeper one (pw
+   then points at depth k0 of slab 0). */
+static void mnn_sd_block_ws(ptrdiff_t M, ptrdiff_t K, const float *pw, ptrdiff_t ws,
+                            const float *x, const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW,
+                            ptrdiff_t rstep, ptrdiff_t sw, float *C, ptrdiff_t ldc,
+                            ptrdiff_t u0, ptrdiff_t u1, int npw, int tile_major, int xpf,
+                            ptrdiff_t *po, const float *bias, float lo, float hi,
+                            const float *skip, float *acc) {
     ptrdiff_t tiles = (P + npw - 1) / npw, slabs = (M + MNN_SD_M - 1) / MNN_SD_M;
     /* The offsets of the pixels this range visits (all of them when it spans slabs in
        slab-major order), without a division per pixel: those cost as much as a tenth
@@ -796,7 +800,7 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
                 ptrdiff_t n = (tile_major ? u / slabs : u % tiles) * npw;
                 ptrdiff_t rows = M - s * MNN_SD_M;
                 if (rows > MNN_SD_M) rows = MNN_SD_M;
-                const float *w = pw + s * K * MNN_SD_M, *wk = w + k0 * MNN_SD_M;
+                const float *w = pw + s * ws, *wk = w + k0 * MNN_SD_M;
                 float *c = C + s * MNN_SD_M * ldc + n;
                 const float *sk = skip ? skip + s * MNN_SD_M * ldc + n : NULL;
                 const float *b = bias + s * MNN_SD_M;
@@ -806,7 +810,7 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
                    visits every slab in its first `slabs` units, a slab-major one in each
                    slab's first tile). */
                 int first = tile_major ? u - u0 < slabs : (u == u0 || n == 0);
-                const float *next = first && s + 1 < slabs ? w + K * MNN_SD_M : NULL;
+                const float *next = first && s + 1 < slabs ? w + ws : NULL;
                 const float *nx0 = NULL, *nx1 = NULL;
                 /* The next tile's input, with xpf: a tile-major range reads it on the
                    tile's first slab (the other slabs find it in cache), a slab-major one
@@ -847,19 +851,30 @@ static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float 
 #else
 #define MNN_SD_ENABLED 0
 /* Never called when MNN_SD_ENABLED is 0 (sgemm.pyx checks): keeps the module linkable. */
-static void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
-                         const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW, ptrdiff_t rstep,
-                         ptrdiff_t sw, float *C, ptrdiff_t ldc, ptrdiff_t u0, ptrdiff_t u1,
-                         int npw, int tile_major, int xpf, ptrdiff_t *po, const float *bias,
-                         float lo, float hi, const float *skip, float *acc) {
+static void mnn_sd_block_ws(ptrdiff_t M, ptrdiff_t K, const float *pw, ptrdiff_t ws,
+                            const float *x, const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW,
+                            ptrdiff_t rstep, ptrdiff_t sw, float *C, ptrdiff_t ldc,
+                            ptrdiff_t u0, ptrdiff_t u1, int npw, int tile_major, int xpf,
+                            ptrdiff_t *po, const float *bias, float lo, float hi,
+                            const float *skip, float *acc) {
     (void)xpf;
     (void)skip;
     (void)acc;
-    (void)M; (void)K; (void)pw; (void)x; (void)koff; (void)P; (void)OW; (void)rstep;
-    (void)sw; (void)C; (void)ldc; (void)u0; (void)u1; (void)npw; (void)tile_major;
-    (void)po; (void)bias; (void)lo; (void)hi;
+    (void)M; (void)K; (void)pw; (void)ws; (void)x; (void)koff; (void)P; (void)OW;
+    (void)rstep; (void)sw; (void)C; (void)ldc; (void)u0; (void)u1; (void)npw;
+    (void)tile_major; (void)po; (void)bias; (void)lo; (void)hi;
 }
 #endif
+/* mnn_sd_block_ws over a whole packed weight. */
+static inline void mnn_sd_block(ptrdiff_t M, ptrdiff_t K, const float *pw, const float *x,
+                                const ptrdiff_t *koff, ptrdiff_t P, ptrdiff_t OW,
+                                ptrdiff_t rstep, ptrdiff_t sw, float *C, ptrdiff_t ldc,
+                                ptrdiff_t u0, ptrdiff_t u1, int npw, int tile_major, int xpf,
+                                ptrdiff_t *po, const float *bias, float lo, float hi,
+                                const float *skip, float *acc) {
+    mnn_sd_block_ws(M, K, pw, K * MNN_SD_M, x, koff, P, OW, rstep, sw, C, ldc, u0, u1, npw,
+                    tile_major, xpf, po, bias, lo, hi, skip, acc);
+}
 static const int mnn_sd_enabled = MNN_SD_ENABLED;
 static const int mnn_sd_m = MNN_SD_M;
 static const int mnn_sd_n = MNN_SD_N;

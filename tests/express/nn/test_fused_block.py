@@ -74,6 +74,10 @@ CASES = [
     (2, 12, 9, 9, 72, 12, 1, True, True, 3),
     (1, 130, 14, 14, 200, 130, 1, True, True, 2),
     (1, 96, 14, 14, 576, 160, 2, True, False, 2),
+    # the direct project split by depth: a thread without channels (one expand slab for
+    # two threads), output slabs of 32 and 8, a residual, three threads
+    (1, 8, 6, 6, 24, 40, 1, True, False, 2),
+    (1, 40, 6, 6, 72, 40, 1, True, True, 3),
     # small planes at stride 1: the depthwise step runs dw3x3's flat stream, in one band
     # (one thread, or an image per thread) and with the threads splitting channels
     (1, 24, 7, 7, 96, 24, 1, True, True, 1),
