@@ -31,11 +31,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mnn.expr as F  # noqa: I001
 
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from mnn.express.ops import fusion_block
-from timing import median_ms
+from timing import median_ms, ort_session
 
 # MobileNetV2's stages after the stem: (expansion t, output channels c, repeats n,
 # first stride s).
@@ -61,13 +60,6 @@ def _weights(rng, cin, ce, cout):
     return (w(ce, cin, 1, 1) if expand else None, w(ce) if expand else None,
             w(ce, 1, 3, 3), w(ce), w(cout, ce, 1, 1), w(cout))
 
-
-def _session(model, threads):
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), opts,
-                                providers=["CPUExecutionProvider"])
 
 
 def _onnx_block(cin, cout, hw, stride, residual, weights):
@@ -105,7 +97,7 @@ def _run_cost(threads, repeat):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    sess, x = _session(model, threads), np.zeros((1, 4), np.float32)
+    sess, x = ort_session(model, threads), np.zeros((1, 4), np.float32)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -133,7 +125,7 @@ def main():
                 residual)
         x = rng.standard_normal((1, cin, hw, hw)).astype(np.float32)
         prepared = {}
-        sess = _session(_onnx_block(cin, cout, hw, stride, residual, weights), 1)
+        sess = ort_session(_onnx_block(cin, cout, hw, stride, residual, weights), 1)
 
         def ours():
             return fusion_block.run_chain(x, [spec], prepared)

@@ -18,17 +18,18 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import mnn.expr as F  # noqa: I001,F401 - sets OpenMP's wait policy before other libraries
 
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto, helper
 
 from mnn.express import set_thread_number
 from mnn.express.enums import Padding_Mode
 from mnn.express.optable import get_op
+from timing import ort_session
 
 # (channels, height = width, how many such convolutions ResNet18 has)
 SHAPES = [(64, 56, 4), (128, 28, 3), (256, 14, 3), (512, 7, 3)]
@@ -48,13 +49,6 @@ def _model(x, w, b):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def _session(model, threads):
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), opts,
-                                providers=["CPUExecutionProvider"])
-
 
 def bench_shape(channels, size, threads, repeat, rng):
     x = rng.standard_normal((1, channels, size, size)).astype(np.float32)
@@ -67,7 +61,7 @@ def bench_shape(channels, size, threads, repeat, rng):
     attrs = dict(strides=(1, 1), pads=(1, 1, 1, 1), dilations=(1, 1), group=1,
                  padding_mode=int(Padding_Mode.CAFFE), clamp=(0.0, float("inf")))
     set_thread_number(threads)
-    sess = _session(_model(x, w, b), threads)
+    sess = ort_session(_model(x, w, b), threads)
     ours = compute([x, w, b], **attrs)
     theirs = sess.run(None, {"x": x})[0]
     err = float(np.abs(ours - theirs).max() / (np.abs(theirs).max() + 1e-30))

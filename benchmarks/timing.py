@@ -1,4 +1,4 @@
-"""Timing shared by the benchmark scripts."""
+"""Timing, and onnxruntime sessions, shared by the benchmark scripts."""
 import time
 
 import numpy as np
@@ -30,3 +30,16 @@ def median_ms(fn, repeat, pause=PAUSE, warmup=WARMUP):
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return float(np.median(wall) * 1e3), float(np.median(cpu) * 1e3)
+
+
+def ort_session(model, threads):
+    """An onnxruntime CPU session of an ONNX ``model`` (a ModelProto) at ``threads``
+    intra-op threads and one inter-op thread. (onnxruntime is imported here, not with
+    this module: scripts import mnn first, before the peers load their libraries.)"""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
