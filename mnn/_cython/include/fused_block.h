@@ -33,8 +33,8 @@
    every thread read all of d, most of it written by the other core, and that core's
    next writes waited for the lines to come back. Measured against that (Zen 4, two
    threads, in-process A/B): 0.89-0.96x the time of MobileNetV2's blocks at 14x14 and
-   28x28 when the two vCPUs sit apart, 0.61-0.87x when the host places them so that
-   the cores' traffic costs more (the machine switches between the two).
+   28x28, and 0.61-0.87x in the spells when the shared machine runs two threads slowly
+   (onnxruntime's and torch's two-thread runs slow down then too).
 
    Bounds: the caller (fused_block.pyx) checks every shape and scratch size; the
    functions here trust them. */

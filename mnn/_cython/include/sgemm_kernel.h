@@ -371,7 +371,8 @@ static void mnn_sg_pack_b_conv(const mnn_sg_conv *g, ptrdiff_t k0, ptrdiff_t kc,
    in-process A/B): 0.86x the time for the block with the 32 -> 16 projection at 112x112
    (two slabs share each packed strip), 0.96-0.97x for the 16 -> 96 expand's block,
    0.98-0.99x for the K = 24 and 32 expands; reading the K = 96 projection after the
-   16 -> 96 expand in place as well gained nothing more. */
+   16 -> 96 expand in place as well gained nothing more. The AVX2 and portable tiles
+   follow the same rule (not measured there). */
 #define MNN_SG_IN_PLACE_K 32
 
 /* The part of C with slabs [s0, s1) and columns [n0, n1): C = clamp(A B + bias), B
