@@ -20,7 +20,6 @@ cdef extern from "fused_block.h":
     const int mnn_sg_nc
     const int mnn_sd_enabled
     const int mnn_dw3x3_deint
-    const int MNN_FB_MAX_ZERO_BIAS
     Py_ssize_t mnn_sg_packed_a_size(Py_ssize_t M, Py_ssize_t K) nogil
     Py_ssize_t mnn_sd_packed_size(Py_ssize_t M, Py_ssize_t K) nogil
     ctypedef struct mnn_fb_geom:
@@ -181,9 +180,9 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
     g.R = g.OH if b.split else band_rows(Ce, W, stride, b.per)
     b.threads = nthreads if b.split else min(nthreads, N * b.parts)
     # Integer scratch per thread: pixel offsets (a band's: at most R * stride + 2 e rows
-    # of W and R d rows of OW <= W; or a whole image's). Float scratch: W zeros, each
-    # thread's GEMM packing scratch, then the e and d images (shared, whole) or each
-    # thread's e and d bands.
+    # of W and R d rows of OW <= W; or a whole image's). Float scratch: zeros (_zeros),
+    # each thread's GEMM packing scratch, deinterleaved x rows and partial project sums,
+    # then the e and d images (shared, whole) or each thread's e and d bands.
     b.po_size = H * W if b.split else (g.R * stride + 2) * W
     b.pb_size = mnn_sg_kc * mnn_sg_nc
     b.e_size = Ce * H * W if b.split else mnn_fb_ebuf_size(g)
@@ -196,8 +195,7 @@ cdef int _setup(_block_run* b, Py_ssize_t N, Py_ssize_t Cin, Py_ssize_t H, Py_ss
     b.x_size = mnn_fb_xbuf_size(g)
     # Whole images with a direct-kernel project: each thread's partial sums of it (the
     # project is split by depth, see fused_block.h).
-    b.part_size = g.Cout * g.OH * g.OW if b.split and g.direct3 and \
-        g.Cout <= MNN_FB_MAX_ZERO_BIAS else 0
+    b.part_size = g.Cout * g.OH * g.OW if b.split and g.direct3 else 0
     b.residual = False  # set by a chain
     return 0
 
@@ -207,8 +205,14 @@ cdef Py_ssize_t _ints(const _block_run* b) noexcept nogil:
     return b.threads * b.po_size
 
 
+cdef Py_ssize_t _zeros(const _block_run* b) noexcept nogil:
+    """Zero floats at the start of the float scratch: a row of W for the depthwise conv's
+    padding and, for the depth-split project's partial sums, a zero bias of Cout."""
+    return b.g.W if b.g.W > b.g.Cout else b.g.Cout
+
+
 cdef Py_ssize_t _floats(const _block_run* b) noexcept nogil:
-    return b.g.W + b.threads * (b.pb_size + b.x_size + b.part_size) + \
+    return _zeros(b) + b.threads * (b.pb_size + b.x_size + b.part_size) + \
         b.copies * (b.e_size + b.d_size)
 
 
@@ -229,13 +233,13 @@ cdef void _run(const _block_run* b, const float* x, const float* r, float* y,
     po and fw hold at least _ints and _floats of scratch."""
     cdef const mnn_fb_geom* g = &b.g
     cdef float* zeros = fw
-    cdef float* pb = zeros + g.W
+    cdef float* pb = zeros + _zeros(b)
     cdef float* ebuf = pb + b.threads * b.pb_size
     cdef float* dbuf = ebuf + b.copies * b.e_size
     cdef float* xbuf = dbuf + b.copies * b.d_size
     cdef float* part = xbuf + b.threads * b.x_size
     cdef Py_ssize_t k
-    for k in range(g.W):
+    for k in range(_zeros(b)):
         zeros[k] = 0
     if b.split:
         mnn_fb_images_split(g, b.N, x, r, y, ebuf, dbuf, pb, po,

@@ -202,15 +202,12 @@ static void mnn_fb_rows(const mnn_fb_geom *g, const float *x, const float *r, fl
     }
 }
 
-/* Zero bias of the depth-split project's partial sums (one per output channel). */
-#define MNN_FB_MAX_ZERO_BIAS 4096
-static const float mnn_fb_zero_bias[MNN_FB_MAX_ZERO_BIAS] = {0};
-
 /* Images [0, N) whole, the T threads splitting channels (see above). g->R must be OH (the
    project reads d planes of OH * OW); the expand, if any, is 1x1. e (Ce x H x W) and d
    (Ce x OH x OW) are shared; pb_all holds T packing scratches, po_all T offset
-   scratches of max(H*W, OH*OW); part_all, when not NULL (a direct-kernel project of at
-   most MNN_FB_MAX_ZERO_BIAS outputs), T partial outputs of Cout x OH x OW. */
+   scratches of max(H*W, OH*OW); part_all, when not NULL (a direct-kernel project), T
+   partial outputs of Cout x OH x OW; zeros: at least W zero floats, and Cout with
+   part_all (the partial sums' bias). */
 static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *x,
                                 const float *r, float *y, float *e, float *d, float *pb_all,
                                 ptrdiff_t *po_all, float *part_all, const float *zeros,
@@ -274,7 +271,7 @@ static void mnn_fb_images_split(const mnn_fb_geom *g, ptrdiff_t N, const float *
                     mnn_sd_block_ws(g->Cout, c1 - c0, g->pa3 + c0 * MNN_SD_M,
                                     g->Ce * MNN_SD_M, d, g->koff3 + c0, P, P, 0, 1, part, P,
                                     0, units, npw, 0, mnn_sd_xpf(c1 - c0), po,
-                                    mnn_fb_zero_bias, -INFINITY, INFINITY, NULL, NULL);
+                                    zeros, -INFINITY, INFINITY, NULL, NULL);
                 } else {
                     memset(part, 0, sizeof(float) * (size_t)(g->Cout * P));
                 }
