@@ -1,14 +1,14 @@
 # cython: language_level=3
 """Activation kernels: relu's gradient (one pass instead of several numpy ones), and the
-forward clip (relu6), hardswish, and float32 sigmoid, silu and erf-gelu.
+forward relu (with slope), clip (relu6), hardswish, and float32 sigmoid, silu, erf-gelu
+and tanh.
 
-Python (mnn/express/ops/nn_activation.py, elementwise.py for sigmoid and gelu) checks
+Python (mnn/express/ops/nn_activation.py, elementwise.py for sigmoid, gelu and tanh) checks
 that the arrays share shape and dtype, makes them contiguous and allocates the output;
 the kernels see flat 1-D arrays. Outputs float32 can only hold as subnormals may come
 out as 0.
 """
 from cython.parallel cimport prange
-from libc.math cimport fmaf
 
 ctypedef fused real_t:
     float
@@ -39,14 +39,15 @@ def relu_grad(const real_t[::1] x, const real_t[::1] g, real_t[::1] out, double 
 # ---------------------------------------------------------------------------------------
 # Forward activations over a flat contiguous array (the op modules reshape and allocate).
 # Each splits the array in chunks of _CHUNK elements over the threads; the float32
-# exponentials go through include/simd_exp.h, a block of _BLOCK at a time, on a stack
-# buffer (the block stays in L1 between the passes).
+# exp-based ones run include/exp_activation.h on each chunk.
 
-cdef extern from "simd_exp.h":
-    void mnn_exp_f32(const float *x, float *out, Py_ssize_t n) nogil
+cdef extern from "exp_activation.h":
+    void mnn_sigmoid_f32(const float *x, float *out, Py_ssize_t n) nogil
+    void mnn_silu_f32(const float *x, float *out, Py_ssize_t n) nogil
+    void mnn_gelu_f32(const float *x, float *out, Py_ssize_t n) nogil
+    void mnn_tanh_f32(const float *x, float *out, Py_ssize_t n) nogil
 
 DEF _CHUNK = 16384
-DEF _BLOCK = 256
 
 
 cdef inline Py_ssize_t _check_flat(Py_ssize_t n_x, Py_ssize_t n_out, int nthreads,
@@ -56,6 +57,27 @@ cdef inline Py_ssize_t _check_flat(Py_ssize_t n_x, Py_ssize_t n_out, int nthread
     if nthreads < 1:
         raise ValueError(f"{what} kernel: nthreads must be positive")
     return (n_x + _CHUNK - 1) // _CHUNK
+
+
+def relu(const real_t[::1] x, real_t[::1] out, double slope, int nthreads=1):
+    """``out = x`` where ``x > 0``, else ``slope * x``. With slope 0 the negatives become
+    0 by a select, not a product (``-inf * 0`` would be NaN); NaN stays NaN either way,
+    as in ``np.maximum(x, 0)`` and torch."""
+    cdef Py_ssize_t n = x.shape[0]
+    cdef Py_ssize_t nchunks = _check_flat(n, out.shape[0], nthreads, "relu")
+    cdef real_t s = <real_t>slope, zero = 0, v
+    cdef Py_ssize_t t, i, start, stop
+    for t in prange(nchunks, nogil=True, num_threads=nthreads, schedule="static"):
+        start = t * _CHUNK
+        stop = start + _CHUNK if start + _CHUNK < n else n
+        if slope == 0:
+            for i in range(start, stop):
+                v = x[i]
+                out[i] = zero if v < zero else v
+        else:
+            for i in range(start, stop):
+                v = x[i]
+                out[i] = v if v > zero else v * s
 
 
 def clip(const real_t[::1] x, real_t[::1] out, double lo, double hi, int nthreads=1):
@@ -89,76 +111,31 @@ def hardswish(const real_t[::1] x, real_t[::1] out, int nthreads=1):
             out[i] = x[i] * v / six
 
 
-# Which exp-based function a block computes.
+# Which exp-based function a chunk computes.
 DEF _SIGMOID = 0
 DEF _SILU = 1
 DEF _GELU = 2
-
-
-cdef void _exp_block(const float* x, float* out, Py_ssize_t n, int kind) noexcept nogil:
-    """One block of at most _BLOCK elements of sigmoid, silu or (erf) gelu."""
-    # exp's input and output in separate buffers: mnn_exp_f32 re-reads its input to
-    # redo out-of-range elements, so it must not run in place.
-    cdef float buf[_BLOCK]
-    cdef float e[_BLOCK]
-    cdef float tq[_BLOCK]
-    cdef Py_ssize_t i
-    cdef float z, t, p, zz, err
-    # float constants: C's double literals would turn the loops to double precision.
-    cdef float one = 1, half = 0.5, zero = 0, rsqrt2 = 0.70710678118654752, lo = -87
-    cdef float c0 = -1.26551223, c1 = 1.00002368, c2 = 0.37409196, c3 = 0.09678418
-    cdef float c4 = -0.18628806, c5 = 0.27886807, c6 = -1.13520398, c7 = 1.48851587
-    cdef float c8 = -0.82215223, c9 = 0.17087277
-    if kind == _GELU:
-        # gelu(x) = x * (1 - erfc(z) / 2) for z = x / sqrt(2) >= 0, x * erfc(-z) / 2
-        # below: erfc(|z|) = t exp(-z^2 + P(t)), t = 1 / (1 + |z| / 2), P the
-        # Chebyshev fit of Numerical Recipes' erfcc (relative error < 1.2e-7), so the
-        # negative side keeps full relative precision where 1 + erf would cancel.
-        for i in range(n):
-            z = x[i] * rsqrt2
-            z = -z if z < zero else z
-            t = one / (one + half * z)
-            p = c0 + t * (c1 + t * (c2 + t * (c3 + t * (c4 + t * (c5 + t * (c6 + t * (
-                c7 + t * (c8 + t * c9))))))))
-            # -z^2 with its rounding error put back (fmaf gives it exactly): z^2 is
-            # large where erfc is small, and its rounding would set the relative error.
-            zz = z * z
-            err = fmaf(z, z, -zz)
-            err = err if err == err else zero  # NaN for z = inf: no correction then
-            p = (p - zz) - err
-            # Below -87 erfc is under 1e-38 and x * erfc / 2 rounds to (nearly) 0: the
-            # clamp keeps exp on its fast path (NaN passes through).
-            buf[i] = lo if p < lo else p
-            tq[i] = t
-        mnn_exp_f32(buf, e, n)
-        for i in range(n):
-            p = half * tq[i] * e[i]  # erfc(|z|) / 2
-            out[i] = x[i] * (one - p) if x[i] >= zero else x[i] * p
-        return
-    for i in range(n):
-        buf[i] = -x[i]
-    mnn_exp_f32(buf, e, n)
-    if kind == _SIGMOID:
-        for i in range(n):
-            out[i] = one / (one + e[i])
-    else:
-        for i in range(n):
-            out[i] = x[i] / (one + e[i])
+DEF _TANH = 3
 
 
 cdef int _exp_family(const float[::1] x, float[::1] out, int nthreads, int kind,
                      str what) except -1:
     cdef Py_ssize_t n = x.shape[0]
     cdef Py_ssize_t nchunks = _check_flat(n, out.shape[0], nthreads, what)
-    cdef Py_ssize_t t, b, start, stop, width
+    cdef Py_ssize_t t, start, stop
     if n == 0:
         return 0
     for t in prange(nchunks, nogil=True, num_threads=nthreads, schedule="static"):
         start = t * _CHUNK
         stop = start + _CHUNK if start + _CHUNK < n else n
-        for b in range(start, stop, _BLOCK):
-            width = stop - b if stop - b < _BLOCK else _BLOCK
-            _exp_block(&x[b], &out[b], width, kind)
+        if kind == _SIGMOID:
+            mnn_sigmoid_f32(&x[start], &out[start], stop - start)
+        elif kind == _SILU:
+            mnn_silu_f32(&x[start], &out[start], stop - start)
+        elif kind == _GELU:
+            mnn_gelu_f32(&x[start], &out[start], stop - start)
+        else:
+            mnn_tanh_f32(&x[start], &out[start], stop - start)
     return 0
 
 
@@ -177,3 +154,8 @@ def gelu_f32(const float[::1] x, float[::1] out, int nthreads=1):
     x > -3, up to 3e-6 further into the negative tail (float32 rounding of the exp's
     argument -x^2/2), absolute error below 1e-13 where the value is under 1e-8."""
     _exp_family(x, out, nthreads, _GELU, "gelu")
+
+
+def tanh_f32(const float[::1] x, float[::1] out, int nthreads=1):
+    """``out = tanh(x)`` (float32): within a few ulp (relative error below 3e-7)."""
+    _exp_family(x, out, nthreads, _TANH, "tanh")

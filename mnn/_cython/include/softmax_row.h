@@ -1,12 +1,13 @@
 /* One float32 softmax / log-softmax row (contiguous), for softmax.pyx.
 
-   Three passes over the row: its max; exp(x - max) written out and summed, a block of
-   MNN_SOFTMAX_BLOCK at a time (the block is summed while still in L1); then a scale by
-   1 / sum (or a shift by -log(sum)). The reductions use AVX-512 registers when the build
-   has them (-march=native on an AVX-512 machine): Cython's C for a 16-lane reduction
-   keeps the lanes on the stack and adds them one at a time, which cost as much as the
-   exp on 128-wide attention rows. Without AVX-512 plain loops do the same work.
-   exp is mnn_exp_f32 of simd_exp.h (not in place: it re-reads its input). */
+   Three passes over the row: its max; exp(x - max) written out and summed (with
+   AVX-512 in one pass, the sum in registers; without, a block of MNN_SOFTMAX_BLOCK at a
+   time, summed while still in L1); then a scale by 1 / sum (or a shift by -log(sum)).
+   The reductions use AVX-512 registers when the build has them (-march=native on an
+   AVX-512 machine): Cython's C for a 16-lane reduction keeps the lanes on the stack and
+   adds them one at a time, which cost as much as the exp on 128-wide attention rows.
+   Without AVX-512 plain loops do the same work. exp is simd_exp.h's (mnn_exp16 inline
+   with AVX-512; else mnn_exp_f32, not in place: it re-reads its input). */
 #ifndef MNN_SOFTMAX_ROW_H
 #define MNN_SOFTMAX_ROW_H
 #include <math.h>
@@ -56,9 +57,31 @@ static float mnn_row_sum(const float *x, Py_ssize_t n) {
 #endif
 }
 
-/* y = softmax(x) (log_out: log-softmax) over a row of n; tmp holds MNN_SOFTMAX_BLOCK. */
+/* y = softmax(x) (log_out: log-softmax) over a row of n; tmp holds MNN_SOFTMAX_BLOCK
+   (used without AVX-512 only). */
 static void mnn_softmax_row(const float *x, float *y, float *tmp, Py_ssize_t n, int log_out) {
     float m = mnn_row_max(x, n), s = 0;
+#ifdef __AVX512F__
+    /* One pass for x - max, its exp and their sum, in registers; y gets the exp (or, for
+       log-softmax, x - max). */
+    (void)tmp;
+    __m512 vm = _mm512_set1_ps(m), vs = _mm512_setzero_ps();
+    Py_ssize_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm);
+        __m512 e = mnn_exp16(d);
+        vs = _mm512_add_ps(vs, e);
+        _mm512_storeu_ps(y + i, log_out ? d : e);
+    }
+    if (i < n) {
+        __mmask16 k = mnn_tail_mask16(n - i);
+        __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm);
+        __m512 e = _mm512_maskz_mov_ps(k, mnn_exp16(d));
+        vs = _mm512_add_ps(vs, e);
+        _mm512_mask_storeu_ps(y + i, k, log_out ? d : e);
+    }
+    s = _mm512_reduce_add_ps(vs);
+#else
     for (Py_ssize_t b = 0; b < n; b += MNN_SOFTMAX_BLOCK) {
         Py_ssize_t w = n - b < MNN_SOFTMAX_BLOCK ? n - b : MNN_SOFTMAX_BLOCK;
         if (log_out) {
@@ -71,6 +94,7 @@ static void mnn_softmax_row(const float *x, float *y, float *tmp, Py_ssize_t n, 
             s += mnn_row_sum(y + b, w);
         }
     }
+#endif
     if (log_out) {
         float ls = logf(s);
         for (Py_ssize_t i = 0; i < n; i++) y[i] -= ls;

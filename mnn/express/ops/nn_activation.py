@@ -13,8 +13,8 @@ Op attributes (plain floats/ints):
 - ``prelu``: inputs ``x`` and ``slope``; the slope has one value, or one per channel
   (axis 1 of ``x``).
 
-Each op computes in the input's float dtype: relu6 and hardswish (float32/float64) and
-silu (float32) with the compiled kernels of activation.pyx, float32 softmax/log_softmax
+Each op computes in the input's float dtype: relu, relu6 and hardswish (float32/float64)
+and silu (float32) with the compiled kernels of activation.pyx, float32 softmax/log_softmax
 with softmax.pyx, the rest with numpy; gradients are written with express ops (so they
 are differentiable again).
 """
@@ -100,6 +100,8 @@ def _zeros(g):
 
 
 def _relu_np(x, slope):
+    if x.dtype in _KERNEL_DTYPES:
+        return _flat_kernel(_act_k.relu, x, slope)
     if slope == 0.0:
         return np.maximum(x, 0)
     return np.where(x > 0, x, x * x.dtype.type(slope))

@@ -1,5 +1,5 @@
-"""The compiled activation kernels (activation.pyx: relu6/clip, hardswish, silu, and the
-float32 sigmoid and gelu that elementwise.py routes to them) on arrays large enough to
+"""The compiled activation kernels (activation.pyx: relu (leaky too), relu6/clip,
+hardswish, silu, and the float32 sigmoid, gelu and tanh that elementwise.py routes to them) on arrays large enough to
 take the kernel path and split over threads, with special values, against torch in
 float64 (rounded to float32)."""
 import mnn.expr as F
@@ -14,6 +14,8 @@ from mnn.express.ops.elementwise import COMPILED_MIN_SIZE
 RNG = np.random.default_rng(41)
 
 CASES = [
+    ("relu", F.relu, torch.relu, 0.0),
+    ("leaky relu", lambda v: F.relu(v, 0.1), lambda t: TF.leaky_relu(t, 0.1), 1.2e-7),
     ("relu6", F.relu6, TF.relu6, 0.0),
     ("clip", lambda v: F.relu6(v, -1.5, 2.5), lambda t: torch.clamp(t, -1.5, 2.5), 0.0),
     ("hardswish", F.hardswish, TF.hardswish, 3e-7),
@@ -24,6 +26,8 @@ CASES = [
     # x/2 erfc(-x/sqrt 2) (torch's float64 1 + erf cancels below x = -8).
     ("gelu", F.gelu, lambda t: 0.5 * t * torch.tensor(sp.erfc(-t.numpy() / np.sqrt(2))),
      3e-6),
+    # tanh: within 1.5 ulp (a polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above)
+    ("tanh", F.tanh, torch.tanh, 2e-7),
 ]
 
 SPECIAL = np.float32([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 3.0, -3.0, 6.0,
@@ -57,8 +61,9 @@ def test_kernel_matches_torch_float64(name, ours, theirs, rtol, threads):
                                atol=_atol(name))
 
 
-# sigmoid and gelu take the kernel only on contiguous float32 (elementwise.py's rule).
-@pytest.mark.parametrize("name,ours,theirs,rtol", CASES[:4])
+# sigmoid, gelu and tanh take the kernel only on contiguous float32 (elementwise.py's
+# rule); the nn_activation ops make any float32 or float64 input contiguous for theirs.
+@pytest.mark.parametrize("name,ours,theirs,rtol", CASES[:6])
 def test_kernel_on_non_contiguous_and_float64_input(name, ours, theirs, rtol):
     x = _input(2 * COMPILED_MIN_SIZE).reshape(256, -1)
     xt = F.transpose(F.const(x), [1, 0])  # a strided view when computed
@@ -68,3 +73,15 @@ def test_kernel_on_non_contiguous_and_float64_input(name, ours, theirs, rtol):
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(ours(F.const(x64)).read(), theirs(torch.tensor(x64)).numpy(),
                                rtol=1e-12, atol=1e-300)
+
+
+def test_tanh_kernel_keeps_the_sign_of_zero_and_rounds_near_one():
+    # numpy's tanh as the oracle for signed zeros; around the polynomial's edge (0.625)
+    # and where tanh rounds to 1 in float32 (|x| >= 9.01), within 1.5 ulp of float64.
+    x = np.full(COMPILED_MIN_SIZE, -0.0, np.float32)
+    x[1::2] = np.linspace(-10, 10, COMPILED_MIN_SIZE // 2, dtype=np.float32)
+    x[1:9] = [0.6249999, 0.625, -0.625, 0.6250001, 9.0, 9.1, -9.1, 44.0]
+    got = F.tanh(F.const(x)).read()
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.tanh(x)))
+    exact = np.tanh(x.astype(np.float64))
+    assert np.all(np.abs(got - exact) <= 1.5 * np.spacing(np.abs(exact).astype(np.float32)))
