@@ -16,8 +16,12 @@
      relative precision where 1 + erf would cancel. -z^2 carries its rounding error
      (fmaf gives it exactly): z^2 is large where erfc is small, and its rounding would
      set the relative error.
-   - tanh(x) = x + x z Q(z), z = x^2, for |x| < 0.625 (Cephes' tanhf polynomial, where
-     the form below would cancel), else sign(x) (1 - 2 / (exp(2|x|) + 1)). */
+   - tanh: with AVX-512 -e / (2 + e) for e = expm1(-2|x|), x's sign put on: within 2
+     ulp, and at one thread 11% faster than numpy's float32 tanh (within 1.4 ulp), which
+     ran the op before; a polynomial below 0.625 as without AVX-512 was 1.3 ulp but 14%
+     slower than numpy. Without AVX-512, x + x z Q(z), z = x^2, for |x| < 0.625
+     (Cephes' tanhf polynomial, where the form that follows would cancel), else
+     sign(x) (1 - 2 / (exp(2|x|) + 1)). */
 #ifndef MNN_EXP_ACTIVATION_H
 #define MNN_EXP_ACTIVATION_H
 #include <math.h>
@@ -82,21 +86,19 @@ static inline __m512 mnn_gelu16(__m512 x) {
 }
 
 static inline __m512 mnn_tanh16(__m512 x) {
-    /* tanh(|x|), then x's sign put on (tanh is odd; -0 stays -0, NaN stays NaN) */
-    const __m512 one = _mm512_set1_ps(1.0f);
-    __m512 a = _mm512_abs_ps(x);
-    __m512 z = _mm512_mul_ps(x, x);
-    __m512 q = _mm512_set1_ps(MNN_TANH_Q4);
-    q = _mm512_fmadd_ps(q, z, _mm512_set1_ps(MNN_TANH_Q3));
-    q = _mm512_fmadd_ps(q, z, _mm512_set1_ps(MNN_TANH_Q2));
-    q = _mm512_fmadd_ps(q, z, _mm512_set1_ps(MNN_TANH_Q1));
-    q = _mm512_fmadd_ps(q, z, _mm512_set1_ps(MNN_TANH_Q0));
-    __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(q, z), a, a);
-    __m512 e = mnn_exp16(_mm512_add_ps(a, a));
-    __m512 big = _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f),
-                                                  _mm512_add_ps(e, one)));
-    __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(MNN_TANH_SMALL), _CMP_LT_OQ);
-    __m512 t = _mm512_mask_mov_ps(big, is_small, small);
+    /* tanh(|x|) = -e / (2 + e) for e = expm1(-2|x|) = 2^k (1 + m) - 1, from
+       2^k m + (2^k -+ 1) (k is in [-26, 0]); then x's sign put on (tanh is odd; -0
+       stays -0, NaN stays NaN). Above |x| = 9 tanh rounds to 1: the clamp at -18
+       changes nothing else. */
+    __m512 y = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(-2.0f));
+    y = _mm512_max_ps(_mm512_set1_ps(-18.0f), y);
+    __m512 k;
+    __m512 m = mnn_expm1_parts16(y, &k);
+    __m512 s = _mm512_scalef_ps(_mm512_set1_ps(1.0f), k);
+    /* -e and 2 + e each with one rounding (2^k - 1 and 2^k + 1 are exact) */
+    __m512 num = _mm512_fnmadd_ps(s, m, _mm512_sub_ps(_mm512_set1_ps(1.0f), s));
+    __m512 den = _mm512_fmadd_ps(s, m, _mm512_add_ps(s, _mm512_set1_ps(1.0f)));
+    __m512 t = _mm512_abs_ps(_mm512_div_ps(num, den));  /* >= 0, also for x = 0 */
     return _mm512_castsi512_ps(_mm512_or_si512(
         _mm512_castps_si512(t),
         _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));

@@ -17,23 +17,31 @@
    else (overflow, underflow to subnormals, inf, nan) is redone element by element with
    libm's expf. */
 #ifdef __AVX512F__
-static inline __m512 mnn_exp16(__m512 x) {
-    /* vmaxps/vminps return their second operand when one is NaN: x second keeps NaN. */
-    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
-    x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
-    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+/* exp(x) = 2^k (1 + m): returns m = exp(r) - 1 for r = x - k ln2, |r| <= ln2 / 2, and k
+   (a whole number) in *k. x must be finite (the callers clamp it). */
+static inline __m512 mnn_expm1_parts16(__m512 x, __m512 *k) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
     __m512 p = _mm512_set1_ps(1.9875691500e-4f);
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    /* (p r^2 + r) + 1: r added before the 1, which would round its low bits away */
-    p = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, k);
+    *k = n;
+    return _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);  /* r + r^2 p(r) */
+}
+
+static inline __m512 mnn_exp16(__m512 x) {
+    /* vmaxps/vminps return their second operand when one is NaN: x second keeps NaN. */
+    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+    x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
+    __m512 k;
+    __m512 m = mnn_expm1_parts16(x, &k);
+    /* 1 added last: added to r first it would round r's low bits away */
+    return _mm512_scalef_ps(_mm512_add_ps(m, _mm512_set1_ps(1.0f)), k);
 }
 
 /* The mask of the first n (< 16) lanes, for a row's tail. */
