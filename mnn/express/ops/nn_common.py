@@ -55,11 +55,15 @@ def mnn_pads(padding, name="padding"):
 
 
 def padding_mode_value(mode):
-    """The int value of a :class:`Padding_Mode` (or its int), checked."""
+    """The int value of a :class:`Padding_Mode`, its int, or its name as a string in any
+    case (``"same"``, as TensorFlow and ONNX users write it), checked."""
     try:
+        if isinstance(mode, str):
+            return int(Padding_Mode[mode.upper()])
         return int(Padding_Mode(int(mode)))
-    except (ValueError, TypeError):
-        raise OpError(f"padding_mode must be CAFFE, VALID or SAME, got {mode!r}") from None
+    except (KeyError, ValueError, TypeError):
+        raise OpError(f"padding_mode must be Padding_Mode.CAFFE, VALID or SAME (or one of "
+                      f"those names), got {mode!r}") from None
 
 
 def positive(values, name):

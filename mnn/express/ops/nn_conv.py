@@ -823,8 +823,9 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
         and CAFFE; must be zero under SAME.
     group : int
         Channel groups; ``group == C`` with one input channel per group is depthwise.
-    padding_mode : Padding_Mode
-        ``VALID`` (explicit pads), ``CAFFE`` (explicit pads) or ``SAME``.
+    padding_mode : Padding_Mode or str
+        ``VALID`` (explicit pads), ``CAFFE`` (explicit pads) or ``SAME``; also by name,
+        in any case (``"same"``).
     activation : {None, "relu", "relu6"}
         A fused activation (MNN's conv relu/relu6 flags): the op clamps its output to
         ``(0, inf)`` or ``(0, 6)`` (attribute ``clamp``) while it is in cache.
@@ -903,7 +904,7 @@ def conv2d_transpose(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
         ``(Cout,)``.
     stride, padding, dilate, group
         As for :func:`conv2d` (padding removes rows/columns from the output's borders).
-    padding_mode : Padding_Mode
+    padding_mode : Padding_Mode or str
         ``VALID``/``CAFFE``: explicit pads; ``SAME``: output ``H * stride``.
     output_padding : pair of int
         MNN order ``(x, y)``: extra rows/columns on the bottom/right, less than the stride.

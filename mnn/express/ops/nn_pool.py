@@ -315,7 +315,7 @@ def max_pool(x, kernel, stride=(1, 1), padding_mode=Padding_Mode.VALID, pads=(0,
         ``(N, C, H, W)`` float32 or float64.
     kernel, stride : pair of int
         MNN order ``(x, y)``: width first.
-    padding_mode : Padding_Mode
+    padding_mode : Padding_Mode or str
         ``VALID``/``CAFFE``: explicit ``pads``; ``SAME``: output ``ceil(H / stride)``.
     pads : pair or four ints
         ``(px, py)`` or ``(top, left, bottom, right)``; smaller than the (dilated) kernel.

@@ -77,6 +77,27 @@ def test_max_pool_same_padding_matches_torch_on_padded_input():
     np.testing.assert_array_equal(y.read(), ref)
 
 
+@pytest.mark.parametrize("name", ["SAME", "same", "Valid"])
+def test_padding_mode_by_name_is_the_enum(name):
+    # Names as TensorFlow and ONNX users write them select the same mode as the enum;
+    # the enum's result is checked against torch above.
+    x = _x((1, 2, 7, 8))
+    mode = getattr(F, name.upper())
+    np.testing.assert_array_equal(
+        F.max_pool(F.const(x), (3, 3), (2, 2), padding_mode=name).read(),
+        F.max_pool(F.const(x), (3, 3), (2, 2), padding_mode=mode).read())
+    w = _x((3, 2, 3, 3))
+    np.testing.assert_array_equal(
+        F.conv2d(F.const(x), F.const(w), None, padding_mode=name).read(),
+        F.conv2d(F.const(x), F.const(w), None, padding_mode=mode).read())
+
+
+@pytest.mark.parametrize("bad", ["full", 7, None])
+def test_unknown_padding_mode_is_named_in_the_error(bad):
+    with pytest.raises(F.OpError, match="padding_mode"):
+        F.max_pool(F.const(_x((1, 1, 4, 4))), (2, 2), (2, 2), padding_mode=bad)
+
+
 def test_asymmetric_pads_match_torch_on_padded_input():
     x = _x((2, 2, 6, 7))
     y = F.avg_pool(F.const(x), (2, 3), (2, 2), pads=(1, 0, 0, 1))  # top, left, bottom, right
