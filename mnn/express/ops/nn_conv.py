@@ -18,7 +18,6 @@ C, one input channel per group), GEMM on the input itself for 1x1 stride-1 unpad
 convolution, im2col + GEMM otherwise (one image and group at a time, BLAS threaded).
 """
 import threading
-import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -36,6 +35,7 @@ from ..optable import OpDef, register
 from ..runtime import get_thread_number
 from ..var import to_var
 from . import nn_common as nc
+from .pack_cache import PACKED
 
 __all__ = [
     "conv1d",
@@ -204,7 +204,7 @@ def _conv2d_prepare(sig, threads, strides, pads, dilations, group, padding_mode,
 
 # Prepared convolutions (:func:`_conv2d_plan`) by shapes, dtypes, attributes and thread
 # count, oldest dropped first. A plan holds no array of the call (weights are looked up
-# in _PACKED by identity on every run), so it never keeps a model alive.
+# in pack_cache.PACKED by identity on every run), so it never keeps a model alive.
 _CONV_PLANS = OrderedDict()
 _CONV_PLANS_LOCK = threading.Lock()
 _MAX_CONV_PLANS = 1024
@@ -485,64 +485,6 @@ def _use_direct(dtype, k, pointwise, pixels, strided_1x1=False):
                                             and pixels <= _DIRECT_FEW_PIXELS)
 
 
-class _PackCache:
-    """LRU of transformed weights keyed on the weight array's identity.
-
-    Only arrays nobody can write are cached (the engine makes every value read-only and
-    replaces, never mutates, a written source; an array viewing writeable memory is
-    repacked each call), so a cached transform cannot go stale. An entry holds its array
-    weakly and is dropped when the array dies (before its id can be reused): training,
-    which makes new weight arrays every step, keeps no old weights alive. Bounded in
-    bytes as well.
-    """
-
-    def __init__(self, max_bytes):
-        self.max_bytes = max_bytes
-        self.bytes = 0
-        self.entries = OrderedDict()  # (tag, id) -> (weakref to array, value, nbytes)
-        # Graphs may be evaluated from several Python threads at once; reentrant because
-        # a weakref callback (garbage collection) can run while the lock is held.
-        self.lock = threading.RLock()
-
-    @staticmethod
-    def _immutable(a):
-        while isinstance(a, np.ndarray):
-            if a.flags.writeable:
-                return False
-            a = a.base
-        return a is None or isinstance(a, bytes)
-
-    def _drop(self, key, ref):
-        with self.lock:
-            hit = self.entries.get(key)
-            if hit is not None and hit[0] is ref:
-                del self.entries[key]
-                self.bytes -= hit[2]
-
-    def get(self, tag, w, make):
-        key = (tag, id(w))
-        with self.lock:
-            hit = self.entries.get(key)
-            if hit is not None and hit[0]() is w:
-                self.entries.move_to_end(key)
-                return hit[1]
-        value = make(w)
-        if self._immutable(w):
-            size = sum(v.nbytes for v in value) if isinstance(value, tuple) else value.nbytes
-            ref = weakref.ref(w, lambda r, key=key: self._drop(key, r))
-            with self.lock:
-                old = self.entries.pop(key, None)
-                if old is not None:
-                    self.bytes -= old[2]
-                self.entries[key] = (ref, value, size)
-                self.bytes += size
-                while self.bytes > self.max_bytes and len(self.entries) > 1:
-                    _, (_, _, nbytes) = self.entries.popitem(last=False)
-                    self.bytes -= nbytes
-        return value
-
-
-_PACKED = _PackCache(256 << 20)
 
 
 def _packed_weight(w, group, direct=False):
@@ -555,7 +497,7 @@ def _packed_weight(w, group, direct=False):
         w2 = w.reshape(o, -1)
         og = o // group
         return tuple(pack(w2[g * og:(g + 1) * og]) for g in range(group))
-    return _PACKED.get(("sgemm_direct" if direct else "sgemm", group), w, make)
+    return PACKED.get(("sgemm_direct" if direct else "sgemm", group), w, make)
 
 
 # Winograd F(m x m, 3x3), m = 4 or 2: (m+2)^2 products of (tiles x C) @ (C x O) instead of
@@ -593,8 +535,8 @@ def _use_winograd(x_shape, w_shape, strides, dilations, group, dtype=np.float32)
 def _winograd_weight(w, m):
     """The transformed weight ``U[k] = G w G^T`` at the ``(m+2)^2`` positions ``k``, in
     the kernel's strip layout (``winograd.transform_weight``); cached with the packed GEMM
-    weights (:class:`_PackCache`)."""
-    return _PACKED.get(("winograd", m), w, lambda w: _wino_k.transform_weight(w, _WINO_G[m]))
+    weights (:class:`.pack_cache.PackCache`)."""
+    return PACKED.get(("winograd", m), w, lambda w: _wino_k.transform_weight(w, _WINO_G[m]))
 
 
 def _conv2d_grad(inputs, outputs, grads, strides, pads, dilations, group, padding_mode,

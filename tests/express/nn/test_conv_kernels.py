@@ -149,14 +149,14 @@ def test_packed_weight_is_not_stale_after_the_weight_is_written():
 
 
 def test_packed_weight_of_a_writeable_array_is_not_cached():
-    from mnn.express.ops import nn_conv
+    from mnn.express.ops import pack_cache
 
     w = _data(4, 3)
-    value = nn_conv._PACKED.get("test", w, lambda a: sgemm.pack_weight(a))
-    assert ("test", id(w)) not in nn_conv._PACKED.entries
+    value = pack_cache.PACKED.get("test", w, lambda a: sgemm.pack_weight(a))
+    assert ("test", id(w)) not in pack_cache.PACKED.entries
     w.flags.writeable = False
     view = w[:2]
-    assert nn_conv._PackCache._immutable(view)
+    assert pack_cache.PackCache._immutable(view)
     assert value.shape[0] >= w.size
 
 
@@ -213,10 +213,10 @@ def test_sgemm_kernel_rejects_mismatched_shapes():
 def test_packed_weight_cache_drops_entries_of_dead_arrays():
     import gc
 
-    from mnn.express.ops import nn_conv
+    from mnn.express.ops import pack_cache
 
     def cached():
-        return sum(1 for key in nn_conv._PACKED.entries if key[0] == ("sgemm", 1))
+        return sum(1 for key in pack_cache.PACKED.entries if key[0] == ("sgemm", 1))
 
     gc.collect()
     before = cached()
