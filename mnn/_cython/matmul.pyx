@@ -6,6 +6,7 @@ float32 two-dimensional products of the shapes where it beats BLAS, and keeps BL
 otherwise. The threads split the columns by 32-column strips when there are at least two
 strips per thread, else the rows by 8-row slabs.
 """
+cimport openmp
 import numpy as np
 from cython.parallel cimport prange
 
@@ -104,3 +105,52 @@ def gemm(const float[:, ::1] a, PackedB packed, float[:, ::1] c, bint transpose_
                 else:
                     mnn_mm_block(ta, K, n, &a[0, 0], lda, &pb[0], &c[0, 0], n,
                                  u0 * MNN_MM_MR, min(M, u1 * MNN_MM_MR), 0, strips)
+
+
+def gemm_batch(const float[:, :, ::1] a, const float[:, :, ::1] b, float[:, :, ::1] c,
+               const long[::1] ia, const long[::1] ib, bint transpose_a=False,
+               bint transpose_b=False, int nthreads=1):
+    """``c[i] = op(a[ia[i]]) @ op(b[ib[i]])`` for every ``i`` (a batched matmul, its
+    broadcast batch dimensions as index maps, as ``gemm.gemm_indexed``). The threads take
+    whole products; each packs its product's B into its own scratch, then multiplies.
+    Every index is checked against the operands' batch sizes before any product runs."""
+    cdef Py_ssize_t batch = c.shape[0], i
+    cdef Py_ssize_t M = a.shape[2] if transpose_a else a.shape[1]
+    cdef Py_ssize_t K = a.shape[1] if transpose_a else a.shape[2]
+    cdef Py_ssize_t KB = b.shape[2] if transpose_b else b.shape[1]
+    cdef Py_ssize_t N = b.shape[1] if transpose_b else b.shape[2]
+    if (K != KB or c.shape[1] != M or c.shape[2] != N or ia.shape[0] != batch
+            or ib.shape[0] != batch):
+        raise ValueError(f"matmul kernel: op(a) is ({M}, {K}), op(b) is ({KB}, {N}), c "
+                         f"is ({c.shape[0]}, {c.shape[1]}, {c.shape[2]}), index maps of "
+                         f"{ia.shape[0]} and {ib.shape[0]}: shapes do not match")
+    if nthreads < 1:
+        raise ValueError("matmul kernel: nthreads must be >= 1")
+    for i in range(batch):
+        if not (0 <= ia[i] < a.shape[0] and 0 <= ib[i] < b.shape[0]):
+            raise ValueError(f"matmul kernel: batch index {ia[i]}/{ib[i]} outside "
+                             f"{a.shape[0]}/{b.shape[0]}")
+    if batch == 0 or M == 0 or N == 0:
+        return
+    if K == 0:
+        np.asarray(c)[...] = 0
+        return
+    cdef Py_ssize_t strips = (N + MNN_MM_NR - 1) // MNN_MM_NR, j
+    cdef Py_ssize_t size = mnn_mm_packed_b_size(K, N)
+    cdef int parts = nthreads if nthreads < batch else <int>batch
+    scratch = np.empty((parts, size), np.float32)
+    cdef float[:, ::1] pb = scratch
+    cdef Py_ssize_t lda = a.shape[2], ldb = b.shape[2]
+    cdef int ta = transpose_a, tid
+    cdef float* own
+    with nogil:
+        for i in prange(batch, num_threads=parts, schedule="static"):
+            tid = openmp.omp_get_thread_num()
+            own = &pb[tid, 0]
+            for j in range(strips):
+                if transpose_b:
+                    mnn_mm_pack_bt_strip(K, N, &b[ib[i], 0, 0], ldb, own, j)
+                else:
+                    mnn_mm_pack_b_strip(K, N, &b[ib[i], 0, 0], ldb, own, j)
+            mnn_mm_block(ta, K, N, &a[ia[i], 0, 0], lda, own, &c[i, 0, 0], N, 0, M, 0,
+                         strips)

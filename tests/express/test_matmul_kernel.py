@@ -73,6 +73,55 @@ def test_nan_and_inf_propagate_as_in_numpy():
     np.testing.assert_array_equal(np.isposinf(c), np.isposinf(want))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_batched_kernel_follows_the_index_maps(ta, tb, threads):
+    a = RNG.standard_normal((3, 9, 70)).astype(np.float32)
+    b = RNG.standard_normal((2, 70, 96)).astype(np.float32)
+    ia = np.array([0, 1, 2, 0, 1], np.int64)
+    ib = np.array([1, 0, 1, 1, 0], np.int64)
+    stored_a = np.ascontiguousarray(a.transpose(0, 2, 1)) if ta else a
+    stored_b = np.ascontiguousarray(b.transpose(0, 2, 1)) if tb else b
+    c = np.full((5, 9, 96), np.nan, np.float32)
+    matmul.gemm_batch(stored_a, stored_b, c, ia, ib, ta, tb, threads)
+    for i in range(5):
+        exact = a[ia[i]].astype(np.float64) @ b[ib[i]]
+        assert np.all(np.abs(c[i] - exact) <= _bound(a[ia[i]], b[ib[i]]))
+
+
+def test_batched_kernel_checks_indices_and_shapes():
+    a = np.ones((2, 4, 8), np.float32)
+    b = np.ones((2, 8, 64), np.float32)
+    c = np.empty((2, 4, 64), np.float32)
+    ok = np.array([0, 1], np.int64)
+    with pytest.raises(ValueError, match="batch index"):
+        matmul.gemm_batch(a, b, c, np.array([0, 2], np.int64), ok)
+    with pytest.raises(ValueError, match="batch index"):
+        matmul.gemm_batch(a, b, c, ok, np.array([-1, 0], np.int64))
+    with pytest.raises(ValueError, match="shapes do not match"):
+        matmul.gemm_batch(a, b, np.empty((2, 4, 63), np.float32), ok, ok)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        matmul.gemm_batch(a, b, c, np.array([0], np.int64), ok)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batched_matmul_op_matches_numpy(threads):
+    # attention-like products, with a broadcast batch dimension, through F.matmul
+    F.set_thread_number(threads)
+    try:
+        q = RNG.standard_normal((2, 3, 40, 16)).astype(np.float32)
+        k = RNG.standard_normal((2, 3, 64, 16)).astype(np.float32)
+        got = F.matmul(F.const(q), F.const(k), False, True).read()
+        want = q.astype(np.float64) @ np.swapaxes(k, -1, -2)
+        assert np.all(np.abs(got - want) <= _bound(q, np.swapaxes(k, -1, -2)))
+        v = RNG.standard_normal((1, 3, 16, 128)).astype(np.float32)
+        got = F.matmul(F.const(q), F.const(v)).read()
+        assert np.all(np.abs(got - q.astype(np.float64) @ v) <= _bound(q, v))
+    finally:
+        F.set_thread_number(1)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 def test_matmul_op_matches_numpy(ta, tb, threads):

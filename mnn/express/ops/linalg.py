@@ -106,12 +106,22 @@ def _matmul_2d(a, b, transpose_a, transpose_b):
 # float32 products on which matmul.pyx's kernel (B packed once, A read in place) beats
 # scipy's OpenBLAS, measured on the Zen 4 machine at 1 and 2 threads: 0.63-0.92x BLAS's
 # time from 32 x 512 x 512 to 1024 x 256 x 256 and on an MLP's layers and gradients
-# (64 x 784 x 128, 784 x 64 x 128, 64 x 128 x 784), level with onnxruntime's MLAS; but
-# 2.6x for one row (BLAS's gemv), 1.2-1.3x with under 64 columns (a 32-column strip
-# mostly empty) and level on products too small for the packing to pay.
+# (64 x 784 x 128, 784 x 64 x 128, 64 x 128 x 784), level with onnxruntime's MLAS;
+# batched, 0.71-0.89x for attention's (128 x 64) @ (64 x 128) and alike. But 2.6x for
+# one row (BLAS's gemv), 1.2-1.3x with under 64 columns and 1.03-1.06x with 100 (the
+# last 32-column strip mostly padding), and level on products too small for the packing
+# to pay.
 _MM_MIN_ROWS = 2
 _MM_MIN_COLS = 64
+_MM_MAX_PADDING = 0.25  # of the columns, in the last strip
 _MM_MIN_WORK = 1 << 15
+
+
+def _kernel_pays(dtype, m, n, k):
+    """Whether matmul.pyx's kernel is the faster one for an ``m x k @ k x n`` product."""
+    return dtype == np.float32 and _mm_k.fast() and m >= _MM_MIN_ROWS and \
+        n >= _MM_MIN_COLS and (-n % 32) <= _MM_MAX_PADDING * n and \
+        m * n * k >= _MM_MIN_WORK
 
 
 def _product_into(a, b, ta, tb, c):
@@ -119,8 +129,7 @@ def _product_into(a, b, ta, tb, c):
     says): matmul.pyx's kernel for float32 where it is faster, else BLAS."""
     m, n = c.shape
     k = a.shape[0] if ta else a.shape[1]
-    if c.dtype == np.float32 and a.dtype == b.dtype == np.float32 and _mm_k.fast() and \
-            m >= _MM_MIN_ROWS and n >= _MM_MIN_COLS and m * n * k >= _MM_MIN_WORK:
+    if c.dtype == a.dtype == b.dtype and _kernel_pays(c.dtype, m, n, k):
         # A constant right operand (a weight) is packed once (cached by identity, as
         # conv weights are); others are packed per product.
         nt = nc.threads(m * n * k)
@@ -168,6 +177,8 @@ def _matmul_gemm(a, b, transpose_a, transpose_b):
         # weight's packed form is found again on the next run.
         bm = b if b.ndim == 2 and b.flags.c_contiguous and tb == transpose_b else b3[ib[0]]
         _product_into(a3[ia[0]], bm, ta, tb, c[0])
+    elif c.dtype == a3.dtype == b3.dtype and _kernel_pays(c.dtype, m, n, k):
+        _mm_k.gemm_batch(a3, b3, c, ia, ib, ta, tb, nthreads)
     else:
         _gemm_k.gemm_indexed(a3, b3, c, ia, ib, ta, tb, nthreads)
     return c.reshape(out_shape)
