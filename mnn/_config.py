@@ -28,6 +28,12 @@ def config_lines():
              f"threads: {get_thread_number()}"]
     kernels = compiled_kernels()
     lines.append("compiled kernels: " + (", ".join(kernels) if kernels else "none"))
+    if "sgemm" in kernels and "matmul" in kernels:
+        from ._cython import matmul, sgemm
+
+        isa, mr, nr = sgemm.info()[:3]
+        lines.append(f"GEMM tile: {isa} {mr}x{nr}; float32 matmul: "
+                     + ("own kernel (AVX-512)" if matmul.fast() else "BLAS"))
     try:
         from ._cython import parallel
 

@@ -118,6 +118,10 @@ def test_show_config_lists_kernels(capsys):
     mnn.show_config()
     out = capsys.readouterr().out
     assert "compiled kernels" in out and "parallel" in out
+    from mnn._cython import matmul
+
+    # which matmul the build runs: our kernel with AVX-512, else BLAS
+    assert ("own kernel" in out) == matmul.fast() and "GEMM tile" in out
 
 
 def test_a_root_read_again_follows_rewired_vars():
