@@ -24,6 +24,10 @@ cdef extern from "matmul_kernel.h":
                       Py_ssize_t r1, Py_ssize_t j0, Py_ssize_t j1) nogil
 
 
+# Columns per packed strip of B: a product's last strip is padded up to it.
+STRIP = MNN_MM_NR
+
+
 def fast():
     """Whether this build has the AVX-512 tile (without it the kernel is plain C, slower
     than BLAS)."""

@@ -90,7 +90,7 @@ def _parallel_binary(code, a, b, dt):
 # Unary ops with a compiled float32 loop (SIMD, all kernel threads on large arrays):
 # exp is within 1 ulp (numpy's float32 exp: within about 2.3 ulp) and faster.
 # float32 sigmoid, gelu and tanh: activation.pyx (same SIMD exp; gelu by an erfc fit,
-# tanh by a polynomial near 0).
+# tanh from expm1).
 _UNARY_KERNELS = {"exp": _kernels.exp_f32, "sigmoid": _act_kernels.sigmoid_f32,
                   "gelu": _act_kernels.gelu_f32, "tanh": _act_kernels.tanh_f32}
 COMPILED_MIN_SIZE = 1 << 14

@@ -120,7 +120,7 @@ _MM_MIN_WORK = 1 << 15
 def _kernel_pays(dtype, m, n, k):
     """Whether matmul.pyx's kernel is the faster one for an ``m x k @ k x n`` product."""
     return dtype == np.float32 and _mm_k.fast() and m >= _MM_MIN_ROWS and \
-        n >= _MM_MIN_COLS and (-n % 32) <= _MM_MAX_PADDING * n and \
+        n >= _MM_MIN_COLS and (-n % _mm_k.STRIP) <= _MM_MAX_PADDING * n and \
         m * n * k >= _MM_MIN_WORK
 
 

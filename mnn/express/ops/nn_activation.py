@@ -14,9 +14,9 @@ Op attributes (plain floats/ints):
   (axis 1 of ``x``).
 
 Each op computes in the input's float dtype: relu, relu6 and hardswish (float32/float64)
-and silu (float32) with the compiled kernels of activation.pyx, float32 softmax/log_softmax
-with softmax.pyx, the rest with numpy; gradients are written with express ops (so they
-are differentiable again).
+and silu (float32) with the compiled kernels of activation.pyx, float32
+softmax/log_softmax with softmax.pyx, the rest with numpy; gradients are written with
+express ops (so they are differentiable again).
 """
 import math
 

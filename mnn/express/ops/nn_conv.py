@@ -485,8 +485,6 @@ def _use_direct(dtype, k, pointwise, pixels, strided_1x1=False):
                                             and pixels <= _DIRECT_FEW_PIXELS)
 
 
-
-
 def _packed_weight(w, group, direct=False):
     """One packed matrix per group of ``w`` (``(O, C/group, KH, KW)``), cached: for
     sgemm's packed GEMM, or with ``direct`` for its direct kernel."""

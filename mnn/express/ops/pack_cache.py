@@ -1,6 +1,7 @@
-"""Transformed weights (packed for a GEMM, Winograd-transformed) cached by the weight
-array's identity, shared by the ops that prepare weights once and reuse them on every
-run (:mod:`.nn_conv`, :mod:`.linalg`), within one byte budget."""
+"""Transformed weights (packed for a GEMM, Winograd-transformed; a float32 matmul's
+right operand packed into strips) cached by the array's identity, shared by the ops
+that prepare weights once and reuse them on every run (:mod:`.nn_conv`, :mod:`.linalg`),
+within one byte budget."""
 import threading
 import weakref
 from collections import OrderedDict
