@@ -3,10 +3,10 @@
 forward relu (with slope), clip (relu6), hardswish, and float32 sigmoid, silu, erf-gelu
 and tanh.
 
-Python (mnn/express/ops/nn_activation.py, elementwise.py for sigmoid, gelu and tanh) checks
-that the arrays share shape and dtype, makes them contiguous and allocates the output;
-the kernels see flat 1-D arrays. Outputs float32 can only hold as subnormals may come
-out as 0.
+Python (mnn/express/ops/nn_activation.py, elementwise.py for sigmoid, gelu and tanh)
+checks that the arrays share shape and dtype, makes them contiguous and allocates the
+output; the kernels see flat 1-D arrays. Outputs float32 can only hold as subnormals may
+come out as 0.
 """
 from cython.parallel cimport prange
 

@@ -1,7 +1,7 @@
 """The compiled activation kernels (activation.pyx: relu (leaky too), relu6/clip,
-hardswish, silu, and the float32 sigmoid, gelu and tanh that elementwise.py routes to them) on arrays large enough to
-take the kernel path and split over threads, with special values, against torch in
-float64 (rounded to float32)."""
+hardswish, silu, and the float32 sigmoid, gelu and tanh that elementwise.py routes to
+them) on arrays large enough to take the kernel path and split over threads, with
+special values, against torch in float64 (rounded to float32)."""
 import mnn.expr as F
 import numpy as np
 import pytest
