@@ -26,6 +26,7 @@ from ..._cython import conv as _conv_k
 from ..._cython import conv_grad as _conv_grad_k
 from ..._cython import depthwise as _dw_k
 from ..._cython import gemm as _gemm_k
+from ..._cython import matmul as _mm_k
 from ..._cython import sgemm as _sgemm_k
 from ..._cython import winograd as _wino_k
 from ..enums import Padding_Mode
@@ -704,9 +705,25 @@ def _bpf_compute(arrays, kernel, strides, pads, dilations, group, padding_mode):
         _conv_k.im2col_batch(x[i0:i1], cols, kh, kw, oh, ow, strides[0], strides[1],
                              pads[0], pads[1], dilations[0], dilations[1], nt)
         for g in range(group):
-            _gemm_k.gemm_split(dy_t[g * og:(g + 1) * og], cols[g * rows:(g + 1) * rows],
-                               dw[g * og:(g + 1) * og], False, True, 1.0, 1.0, nt)
+            _add_weight_grad(dy_t[g * og:(g + 1) * og], cols[g * rows:(g + 1) * rows],
+                             dw[g * og:(g + 1) * og], nt)
     return dw.reshape(o, cg, kh, kw)
+
+
+def _add_weight_grad(dy, cols, dw, nt):
+    """``dw += dy @ cols.T`` (``dy`` is ``(O, P)``, ``cols`` ``(rows, P)``, P deep).
+
+    float32 with matmul.pyx's AVX-512 kernel computes it transposed, ``cols @ dy.T``:
+    then the packed operand is dy (O x P) rather than cols (rows x P, usually several
+    times larger), and cols is read in place. Against BLAS's ``dy @ cols.T`` on the Zen 4
+    machine: 0.71-0.73x for LeNet's conv2 (50 x 4096 x 500), 0.76-0.91x for 20 x 9216 x
+    25, 0.78-0.83x for 64 x 3136 x 576 and 0.91-1.01x for 128 x 784 x 1152."""
+    if dw.dtype == np.float32 and _mm_k.fast():
+        dw_t = nc.scratch("conv_dw_t", dw.shape[::-1], np.float32)
+        _mm_k.gemm(cols, _mm_k.pack_b(dy, True, nt), dw_t, False, nt)
+        dw += dw_t.T
+        return
+    _gemm_k.gemm_split(dy, cols, dw, False, True, 1.0, 1.0, nt)
 
 
 def _bpf_grad(inputs, outputs, grads, kernel, strides, pads, dilations, group,
