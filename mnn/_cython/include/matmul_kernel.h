@@ -12,7 +12,12 @@
 
    The register tile, 8 rows x 32 columns in 16 zmm accumulators, is the one of
    sgemm_kernel.h's packed GEMM for convolutions; with both operands in cache it runs at
-   58 GMAC/s per core on the Zen 4 machine, the core's peak. Whole products with that
+   58 GMAC/s per core on the Zen 4 machine, the core's peak. It is written again here
+   rather than shared: that tile reads packed A through one pointer at fixed offsets,
+   this one eight rows in place (or a transposed A), and its epilogue has no bias or
+   clamp; folding both into sgemm_kernel.h's tile would put the in-place addressing
+   into the conv kernels' hottest loop, and their AVX2 and portable tiles would have to
+   grow it too. Whole products with that
    GEMM (A packed per product, B per block) reached 51-54: what is around the tile sets
    the speed, hence A in place and B packed once (54-57 here, as onnxruntime).
 
