@@ -10,6 +10,8 @@ import numpy as np
 from cython.parallel cimport prange
 from scipy.linalg.cython_blas cimport dgemm, dgemv, sgemm, sgemv
 
+from mnn._cython.batch_maps cimport check_batched_product
+
 ctypedef fused real_t:
     float
     double
@@ -177,15 +179,10 @@ def gemm_indexed(const real_t[:, :, ::1] a, const real_t[:, :, ::1] b, real_t[:,
     cdef int k = a.shape[1] if trans_a else a.shape[2]
     cdef int kb = b.shape[2] if trans_b else b.shape[1]
     cdef int n = b.shape[1] if trans_b else b.shape[2]
-    if (k != kb or c.shape[1] != m or c.shape[2] != n or ia.shape[0] != batch
-            or ib.shape[0] != batch or nthreads < 1):
-        raise ValueError(f"gemm_indexed: op(a) is ({m}, {k}), op(b) is ({kb}, {n}), c is "
-                         f"({c.shape[0]}, {c.shape[1]}, {c.shape[2]}), index maps of "
-                         f"{ia.shape[0]} and {ib.shape[0]}: shapes do not match")
-    for i in range(batch):
-        if not (0 <= ia[i] < a.shape[0] and 0 <= ib[i] < b.shape[0]):
-            raise ValueError(f"gemm_indexed: batch index {ia[i]}/{ib[i]} outside "
-                             f"{a.shape[0]}/{b.shape[0]}")
+    if nthreads < 1:
+        raise ValueError("gemm_indexed: nthreads must be >= 1")
+    check_batched_product("gemm_indexed", a.shape[0], b.shape[0], batch, m, k, kb, n,
+                          c.shape[1], c.shape[2], ia, ib)
     if batch == 0 or m == 0 or n == 0:
         return
     cdef Py_ssize_t p, q

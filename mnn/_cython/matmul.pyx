@@ -10,6 +10,8 @@ cimport openmp
 import numpy as np
 from cython.parallel cimport prange
 
+from mnn._cython.batch_maps cimport check_batched_product
+
 cdef extern from "matmul_kernel.h":
     int MNN_MM_AVX512
     int MNN_MM_MR
@@ -123,17 +125,10 @@ def gemm_batch(const float[:, :, ::1] a, const float[:, :, ::1] b, float[:, :, :
     cdef Py_ssize_t K = a.shape[1] if transpose_a else a.shape[2]
     cdef Py_ssize_t KB = b.shape[2] if transpose_b else b.shape[1]
     cdef Py_ssize_t N = b.shape[1] if transpose_b else b.shape[2]
-    if (K != KB or c.shape[1] != M or c.shape[2] != N or ia.shape[0] != batch
-            or ib.shape[0] != batch):
-        raise ValueError(f"matmul kernel: op(a) is ({M}, {K}), op(b) is ({KB}, {N}), c "
-                         f"is ({c.shape[0]}, {c.shape[1]}, {c.shape[2]}), index maps of "
-                         f"{ia.shape[0]} and {ib.shape[0]}: shapes do not match")
     if nthreads < 1:
         raise ValueError("matmul kernel: nthreads must be >= 1")
-    for i in range(batch):
-        if not (0 <= ia[i] < a.shape[0] and 0 <= ib[i] < b.shape[0]):
-            raise ValueError(f"matmul kernel: batch index {ia[i]}/{ib[i]} outside "
-                             f"{a.shape[0]}/{b.shape[0]}")
+    check_batched_product("matmul kernel", a.shape[0], b.shape[0], batch, M, K, KB, N,
+                          c.shape[1], c.shape[2], ia, ib)
     if batch == 0 or M == 0 or N == 0:
         return
     if K == 0:

@@ -6,7 +6,7 @@ import mnn.expr as F
 import numpy as np
 import pytest
 
-from mnn._cython import matmul
+from mnn._cython import gemm, matmul
 from mnn.express.ops import linalg, pack_cache
 
 RNG = np.random.default_rng(17)
@@ -90,19 +90,25 @@ def test_batched_kernel_follows_the_index_maps(ta, tb, threads):
         assert np.all(np.abs(c[i] - exact) <= _bound(a[ia[i]], b[ib[i]]))
 
 
-def test_batched_kernel_checks_indices_and_shapes():
+@pytest.mark.parametrize("kernel", [matmul.gemm_batch, gemm.gemm_indexed])
+def test_batched_kernels_check_indices_and_shapes(kernel):
+    # our kernel and the BLAS one share these checks (batch_maps.pxd)
     a = np.ones((2, 4, 8), np.float32)
     b = np.ones((2, 8, 64), np.float32)
     c = np.empty((2, 4, 64), np.float32)
     ok = np.array([0, 1], np.int64)
     with pytest.raises(ValueError, match="batch index"):
-        matmul.gemm_batch(a, b, c, np.array([0, 2], np.int64), ok)
+        kernel(a, b, c, np.array([0, 2], np.int64), ok)
     with pytest.raises(ValueError, match="batch index"):
-        matmul.gemm_batch(a, b, c, ok, np.array([-1, 0], np.int64))
+        kernel(a, b, c, ok, np.array([-1, 0], np.int64))
     with pytest.raises(ValueError, match="shapes do not match"):
-        matmul.gemm_batch(a, b, np.empty((2, 4, 63), np.float32), ok, ok)
+        kernel(a, b, np.empty((2, 4, 63), np.float32), ok, ok)
     with pytest.raises(ValueError, match="shapes do not match"):
-        matmul.gemm_batch(a, b, c, np.array([0], np.int64), ok)
+        kernel(a, b, c, np.array([0], np.int64), ok)
+    with pytest.raises(ValueError, match="nthreads"):
+        kernel(a, b, c, ok, ok, False, False, 0)
+    kernel(a, b, c, ok, ok)
+    np.testing.assert_array_equal(c, 8)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
