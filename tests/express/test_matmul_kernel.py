@@ -37,6 +37,19 @@ def test_kernel_matches_numpy(m, k, n, ta, tb, threads):
     assert np.all(np.abs(c - exact) <= _bound(a, b))
 
 
+@pytest.mark.parametrize("n,k", [(1, 1), (7, 40), (16, 16), (33, 17), (50, 1024),
+                                 (64, 48), (500, 803)])
+def test_packing_a_transposed_b_gives_the_same_strips(n, k):
+    # pack_b(b.T, transposed=True) (16 x 16 register transposes where the build has
+    # AVX-512, element by element at the edges) lays out exactly what pack_b(b) does
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    for threads in (1, 2):
+        plain = matmul.pack_b(b, False, threads)
+        moved = matmul.pack_b(np.ascontiguousarray(b.T), True, threads)
+        assert (moved.k, moved.n) == (plain.k, plain.n) == (k, n)
+        np.testing.assert_array_equal(moved.data, plain.data)
+
+
 def test_kernel_edges_and_errors():
     a = np.ones((3, 0), np.float32)
     c = np.full((3, 4), np.nan, np.float32)
