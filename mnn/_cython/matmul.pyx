@@ -1,10 +1,11 @@
 # cython: language_level=3
 """float32 matrix products C = A @ B with B packed once (include/matmul_kernel.h).
 
-The kernel is fast with AVX-512 (:func:`fast`); ``ops/linalg.py`` calls it then for
-float32 two-dimensional products of the shapes where it beats BLAS, and keeps BLAS
-otherwise. The threads split the columns by 32-column strips when there are at least two
-strips per thread, else the rows by 8-row slabs.
+The kernel is fast with AVX-512 (:func:`fast`); ``ops/linalg.py`` calls it then for the
+float32 products (single and batched) of the shapes where it beats BLAS, and
+``ops/nn_conv.py`` for a conv's weight gradient; BLAS otherwise. One product's threads
+split its columns by 32-column strips when there are at least two strips per thread,
+else its rows by 8-row slabs; a batch's threads take whole products.
 """
 cimport openmp
 import numpy as np
