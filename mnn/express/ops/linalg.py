@@ -255,11 +255,9 @@ def _matmul_bias_compute(arrays, transpose_a, transpose_b, bias_first, relu):
     else:
         np.add(out, bias, out=out)
     if relu:
-        # The compiled clip is about 3x numpy's maximum. The one difference from relu's
-        # maximum: an element that is exactly -0.0 stays -0.0 (equal values; a sum is
-        # -0.0 only when both the product and the bias element are -0.0).
+        # relu's own kernel, in place: the same values as the separate relu op
         flat = out.reshape(-1)
-        _act_k.clip(flat, flat, 0.0, math.inf, nc.threads(flat.size))
+        _act_k.relu(flat, flat, 0.0, nc.threads(flat.size))
     return out
 
 
