@@ -169,17 +169,18 @@ def _matmul_gemm(a, b, transpose_a, transpose_b):
     c = (np.zeros if k == 0 else np.empty)((count_all, m_all, n), a.dtype)
     ia = _batch_index(a_lead, batch, count_all)
     ib = _batch_index(b_lead, batch, count_all)
-    nc.blas_single_thread()
-    nthreads = nc.threads(m_all * n * k * count_all)
     if count_all == 1:
         # One product (a stack of rows times a matrix, as a linear layer on a batch of
         # sequences): a 2-D right operand is passed as the array itself, so that a
         # weight's packed form is found again on the next run.
         bm = b if b.ndim == 2 and b.flags.c_contiguous and tb == transpose_b else b3[ib[0]]
         _product_into(a3[ia[0]], bm, ta, tb, c[0])
-    elif c.dtype == a3.dtype == b3.dtype and _kernel_pays(c.dtype, m, n, k):
+        return c.reshape(out_shape)
+    nthreads = nc.threads(m_all * n * k * count_all)
+    if c.dtype == a3.dtype == b3.dtype and _kernel_pays(c.dtype, m, n, k):
         _mm_k.gemm_batch(a3, b3, c, ia, ib, ta, tb, nthreads)
     else:
+        nc.blas_single_thread()
         _gemm_k.gemm_indexed(a3, b3, c, ia, ib, ta, tb, nthreads)
     return c.reshape(out_shape)
 
