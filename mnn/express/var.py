@@ -158,7 +158,7 @@ class Var:
                     raise OpError(f"mnn: write() to {self.name}: value of shape "
                                   f"{list(arr.shape)} does not fit shape {list(want)}; "
                                   "call resize() first to change the shape")
-                arr = arr.reshape(want)
+                arr = _reshaped_frozen(arr, want)
             elif len(want) != arr.ndim or any(w >= 0 and w != a
                                                for w, a in zip(want, arr.shape)):
                 raise OpError(f"mnn: write() to {self.name}: value of shape "
@@ -446,7 +446,7 @@ def const(value, shape=None, data_format=NCHW, dtype=None):
         if int(np.prod(shape, dtype=np.int64)) != arr.size:
             raise OpError(f"mnn: const: value with {arr.size} elements does not fit shape "
                           f"{shape}")
-        arr = arr.reshape(shape)
+        arr = _reshaped_frozen(arr, shape)
     return _source("const", arr, data_format)
 
 
@@ -509,6 +509,17 @@ def to_var(x, dtype=None):
 # run at 2 threads (in-process A/B); reading a 64x112x112 activation's 3.2 MB took 45 us
 # instead of 80.
 _PARALLEL_COPY_BYTES = 1 << 18
+
+
+def _reshaped_frozen(arr, shape):
+    """``arr`` (a new array of the engine's own) reshaped, read-only down to its memory.
+
+    A source's value is made read-only when stored; a reshaped view would keep a
+    writeable base, and the weights prepared from values nobody can write are the only
+    ones cached (ops/pack_cache.py): a conv weight given as ``const(w, shape)`` was
+    packed again on every run."""
+    arr.flags.writeable = False
+    return arr.reshape(shape)
 
 
 def _copy_of(value, dtype):

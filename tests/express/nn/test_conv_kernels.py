@@ -230,6 +230,37 @@ def test_packed_weight_cache_drops_entries_of_dead_arrays():
     assert cached() == before          # and dropped with it
 
 
+def test_weights_given_a_shape_are_packed_once():
+    # const(w, shape) and a write() that reshapes store a view of the engine's copy: the
+    # copy must be read-only too, or the weight is packed again on every run.
+    from mnn.express.ops import pack_cache
+
+    x, w = _data(1, 8, 5, 5), _data(24, 8, 1, 1)
+    made = []
+    original = pack_cache.PackCache.get
+
+    def counting(self, tag, array, make):
+        return original(self, tag, array, lambda a: made.append(tag) or make(a))
+
+    wc = F.const(w.reshape(24, 8), [24, 8, 1, 1])
+    wp = F.placeholder([24, 8, 1, 1])
+    wp.write(w.reshape(-1))
+    xv = F.placeholder([1, 8, 5, 5])
+    ys = [F.conv2d(xv, wc), F.conv2d(xv, wp)]
+    pack_cache.PackCache.get = counting
+    try:
+        for run in range(3):
+            xv.write(x + run)
+            for y in ys:
+                np.testing.assert_allclose(y.read(), _torch_conv(x + run, w, None, 1,
+                                                                 (0,) * 4, 1), **TOL)
+            if run == 0:
+                assert len(made) == 2
+        assert len(made) == 2   # not packed again by the later runs
+    finally:
+        pack_cache.PackCache.get = original
+
+
 def test_conv_plans_follow_the_thread_count_and_hold_no_arrays():
     import gc
     import weakref
