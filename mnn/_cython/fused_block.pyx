@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.string cimport memcpy
 from cython.parallel cimport prange
 cimport openmp
 
@@ -312,66 +313,130 @@ def inverted_residual_chain(const float[:, :, :, ::1] x, blocks, float[:, :, :, 
     ``sgemm.pack_weight_direct`` (``direct1`` true): a network's first conv, computed
     band by band with the first block so its output never goes to memory. ``x`` is then
     copied into a zero border (in ``pad_scratch``, float32, when given), as
-    ``sgemm.conv_direct_images`` does."""
+    ``sgemm.conv_direct_images`` does.
+
+    The same as ``chain_plan((x's shape), blocks, nthreads, stem).run(x, y,
+    pad_scratch)``."""
+    chain_plan((x.shape[0], x.shape[1], x.shape[2], x.shape[3]), blocks, nthreads,
+               stem).run(x, y, pad_scratch)
+
+
+cdef class ChainPlan:
+    """A chain of blocks checked and set up once for inputs of one shape and a thread
+    count (:func:`chain_plan`); :meth:`run` computes it. A model run over and over calls
+    the same plan: the setup (each block's geometry and work split, checked, from a
+    dozen array arguments) cost about 30 us per call, as much as a small block.
+
+    The plan holds the weight arrays its blocks point into (read-only arrays: the
+    engine's values are never written in place)."""
+
+    cdef _block_run* runs
+    cdef Py_ssize_t count, ints, floats, koffs, image
+    cdef readonly tuple x_shape, y_shape
+    cdef readonly int nthreads
+    cdef object stem_geometry, stem
+    cdef list keep
+
+    def __dealloc__(self):
+        PyMem_Free(self.runs)
+
+    def run(self, const float[:, :, :, ::1] x, float[:, :, :, ::1] y, pad_scratch=None):
+        """Compute the chain of ``x`` (this plan's input shape) into ``y`` (its output
+        shape), overwritten; ``pad_scratch`` as :func:`inverted_residual_chain`'s."""
+        if (x.shape[0], x.shape[1], x.shape[2], x.shape[3]) != self.x_shape:
+            raise ValueError(f"fused block chain: input {np.shape(x)} is not the "
+                             f"plan's {self.x_shape}")
+        if (y.shape[0], y.shape[1], y.shape[2], y.shape[3]) != self.y_shape:
+            raise ValueError(f"fused block chain: output {np.shape(y)} is not "
+                             f"{self.y_shape}")
+        if self.x_shape[0] == 0:
+            return
+        cdef const float[:, :, :, ::1] xin = x
+        cdef Py_ssize_t kh, kw, sh, sw, pt, pl, oh, ow, hp, wp
+        if self.stem is not None:
+            kh, kw, sh, sw, pt, pl, oh, ow = self.stem
+            hp, wp = self.stem_geometry[4], self.stem_geometry[5]
+            if (hp, wp) != (x.shape[2], x.shape[3]):
+                xin = pad_images(x, hp, wp, pt, pl, self.nthreads, pad_scratch)
+        iw_arr = _workspace("intp", self.koffs + self.ints, np.intp)
+        fw_arr = _workspace("f32", self.floats, np.float32)
+        # The outputs between blocks: two images used in turn (block i reads one while
+        # writing the other), apart from the kernel scratch above.
+        mid_arr = _workspace("chain", max(2 * self.image, 1), np.float32)
+        # A copy of the blocks' setup for this call: _run_chain points each block at its
+        # koff offsets in this Python thread's scratch, and another thread may be running
+        # the same plan.
+        cdef _block_run* runs = <_block_run*>PyMem_Malloc(self.count * sizeof(_block_run))
+        if runs == NULL:
+            raise MemoryError()
+        try:
+            memcpy(runs, self.runs, self.count * sizeof(_block_run))
+            _run_chain(runs, self.count, &xin[0, 0, 0, 0], &y[0, 0, 0, 0], iw_arr, fw_arr,
+                       mid_arr, self.image)
+        finally:
+            PyMem_Free(runs)
+
+
+def chain_plan(x_shape, blocks, int nthreads=1, stem=None):
+    """A :class:`ChainPlan` of ``blocks`` (as :func:`inverted_residual_chain` takes them)
+    for float32 inputs of shape ``x_shape`` ``(N, C, H, W)`` at ``nthreads`` threads, the
+    stem's geometry ``stem`` as there; every argument checked here."""
     cdef Py_ssize_t count = len(blocks)
     if count < 1:
         raise ValueError("fused block chain: no blocks")
+    if nthreads < 1:
+        raise ValueError("fused block chain: nthreads must be >= 1")
+    cdef Py_ssize_t N, C, H, W
+    N, C, H, W = x_shape
+    if min(N, C, H, W) < 0:
+        raise ValueError(f"fused block chain: input shape {tuple(x_shape)}")
     cdef Py_ssize_t kh, kw, sh, sw, pt, pl, oh, ow, hp, wp
-    cdef const float[:, :, :, ::1] xin = x
     stem_geometry = None
     if stem is not None:
         kh, kw, sh, sw, pt, pl, oh, ow = stem
         if min(kh, kw, sh, sw, oh, ow) < 1 or pt < 0 or pl < 0:
             raise ValueError(f"fused block chain: stem geometry {tuple(stem)} is not a conv")
-        hp, wp = _padded_hw(x.shape[2], x.shape[3], kh, kw, oh, ow, sh, sw, pt, pl, 1, 1)
-        if (hp, wp) != (x.shape[2], x.shape[3]):
-            xin = pad_images(x, hp, wp, pt, pl, nthreads, pad_scratch)
+        hp, wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, 1, 1)
         stem_geometry = (kh, kw, sh, sw, hp, wp)
-    cdef _block_run* runs = <_block_run*>PyMem_Malloc(count * sizeof(_block_run))
-    if runs == NULL:
-        raise MemoryError()
-    cdef Py_ssize_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3]
-    if stem is not None:
         H, W = oh, ow  # the first block's (expanded) image
+    cdef ChainPlan plan = ChainPlan.__new__(ChainPlan)
+    plan.runs = <_block_run*>PyMem_Malloc(count * sizeof(_block_run))
+    if plan.runs == NULL:
+        raise MemoryError()
+    plan.count = count
+    plan.x_shape = tuple(x_shape)
+    plan.nthreads = nthreads
+    plan.stem = None if stem is None else tuple(stem)
+    plan.stem_geometry = stem_geometry
+    plan.keep = []  # the arrays _setup took pointers from, alive as long as the plan
+    cdef _block_run* runs = plan.runs
     cdef Py_ssize_t i, ints = 0, floats = 0, koffs = 0, image = 0
-    cdef list keep = []  # the memoryviews _setup took pointers from, alive until the end
-    try:
-        for i in range(count):
-            (pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride, pa3, b3, lo3, hi3, residual,
-             direct1, direct3) = blocks[i]
-            keep.append((pa1, b1, wdw, b2, pa3, b3))
-            try:
-                _setup(&runs[i], N, C, H, W, pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride,
-                       pa3, b3, lo3, hi3, nthreads, direct1, direct3,
-                       stem_geometry if i == 0 else None)
-            except ValueError as exc:
-                raise ValueError(f"block {i} of the chain: {exc}") from None
-            runs[i].residual = bool(residual)
-            if residual and i == 0 and stem is not None:
-                raise ValueError("fused block chain: the first block has a stem expand "
-                                 "and cannot add its input")
-            if residual and (runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW) != (C, H, W):
-                raise ValueError(f"fused block chain: block {i} adds its input {(C, H, W)} "
-                                 f"to an output of {(runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW)}")
-            C, H, W = runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW
-            ints = max(ints, _ints(&runs[i]))
-            floats = max(floats, _floats(&runs[i]))
-            koffs += runs[i].g.K1 + runs[i].g.Ce
-            if i + 1 < count:
-                image = max(image, N * C * H * W)
-        if (y.shape[0], y.shape[1], y.shape[2], y.shape[3]) != (N, C, H, W):
-            raise ValueError(f"fused block chain: output {np.shape(y)} is not {(N, C, H, W)}")
-        if N == 0:
-            return
-        iw_arr = _workspace("intp", koffs + ints, np.intp)
-        fw_arr = _workspace("f32", floats, np.float32)
-        # The outputs between blocks: two images used in turn (block i reads one while
-        # writing the other), apart from the kernel scratch above.
-        mid_arr = _workspace("chain", max(2 * image, 1), np.float32)
-        _run_chain(runs, count, &xin[0, 0, 0, 0], &y[0, 0, 0, 0], iw_arr, fw_arr, mid_arr,
-                   image)
-    finally:
-        PyMem_Free(runs)
+    for i in range(count):
+        (pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride, pa3, b3, lo3, hi3, residual,
+         direct1, direct3) = blocks[i]
+        plan.keep.append((pa1, b1, wdw, b2, pa3, b3))
+        try:
+            _setup(&runs[i], N, C, H, W, pa1, b1, lo1, hi1, wdw, b2, lo2, hi2, stride,
+                   pa3, b3, lo3, hi3, nthreads, direct1, direct3,
+                   stem_geometry if i == 0 else None)
+        except ValueError as exc:
+            raise ValueError(f"block {i} of the chain: {exc}") from None
+        runs[i].residual = bool(residual)
+        if residual and i == 0 and stem is not None:
+            raise ValueError("fused block chain: the first block has a stem expand "
+                             "and cannot add its input")
+        if residual and (runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW) != (C, H, W):
+            raise ValueError(f"fused block chain: block {i} adds its input {(C, H, W)} "
+                             f"to an output of {(runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW)}")
+        C, H, W = runs[i].g.Cout, runs[i].g.OH, runs[i].g.OW
+        ints = max(ints, _ints(&runs[i]))
+        floats = max(floats, _floats(&runs[i]))
+        koffs += runs[i].g.K1 + runs[i].g.Ce
+        if i + 1 < count:
+            image = max(image, N * C * H * W)
+    plan.y_shape = (N, C, H, W)
+    plan.ints, plan.floats, plan.koffs, plan.image = ints, floats, koffs, image
+    return plan
 
 
 cdef void _run_chain(_block_run* runs, Py_ssize_t count, const float* x, float* y,

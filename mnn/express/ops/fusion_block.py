@@ -358,16 +358,23 @@ def run_chain_flat(x, arrays, static, prepared, stem=None):
         if prepared is not None:
             prepared["key"], prepared["args"] = (x.shape, static, arrays, stem), made
     args, out_shape, geometry = made
+    # The kernel's setup of the blocks (checked geometry and work split), made once per
+    # argument list and thread count.
+    threads = get_thread_number()
+    plan = prepared.get("plan") if prepared is not None else None
+    if plan is None or plan[0] is not made or plan[1].nthreads != threads:
+        plan = (made, _kernel.chain_plan(x.shape, args, threads, geometry))
+        if prepared is not None:
+            prepared["plan"] = plan
     y = np.empty(out_shape, np.float32)
     x = nc.c_array(x)
-    if geometry is None:
-        _kernel.inverted_residual_chain(x, args, y, get_thread_number())
-    else:
+    pad = None
+    if geometry is not None:
         # The stem's zero-bordered input, in the scratch the conv op's direct kernel uses.
         kh, kw, sh, sw, pt, pl, oh, ow = geometry
         pad = nc.scratch("conv_direct_pad", (_sgemm.direct_pad_elements(
             x.shape, kh, kw, oh, ow, sh, sw, pt, pl, 1, 1),), np.float32)
-        _kernel.inverted_residual_chain(x, args, y, get_thread_number(), geometry, pad)
+    plan[1].run(x, y, pad)
     return y
 
 

@@ -368,6 +368,45 @@ def test_kernel_chain_rejects_blocks_that_do_not_chain():
         fb.inverted_residual_chain(x, blocks, np.empty((1, 10, 3, 3), np.float32))
 
 
+def test_chain_plan_serves_new_inputs_and_python_threads_at_once():
+    import threading
+
+    rng = np.random.default_rng(5)
+    weights = _stage_weights(rng, STAGE)
+    blocks = []
+    for (cin, ce, cout, stride, _, residual), (w1, b1, wd, b2, w3, b3) in zip(STAGE, weights):
+        pa1 = sgemm.pack_weight(w1.reshape(ce, cin)) if w1 is not None else None
+        blocks.append((pa1, b1, 0.0, 6.0, wd.reshape(ce, 9), b2, 0.0, 6.0, stride,
+                       sgemm.pack_weight(w3.reshape(cout, ce)), b3, -np.inf, np.inf,
+                       residual, False, False))
+    shape = (2, 8, 13, 11)
+    plan = fb.chain_plan(shape, blocks, 2)
+    xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+    wants = [_torch_stage(x, STAGE, weights) for x in xs]
+    assert plan.y_shape == wants[0].shape
+    errors = []
+
+    def worker(i):
+        try:
+            for _ in range(20):
+                y = np.full(plan.y_shape, np.nan, np.float32)
+                plan.run(xs[i], y)
+                np.testing.assert_allclose(y, wants[i], **_tol(wants[i]))
+        except AssertionError as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    with pytest.raises(ValueError, match=r"input \(1, 8, 13, 11\) is not the plan's"):
+        plan.run(xs[0][:1], np.empty(plan.y_shape, np.float32))
+    with pytest.raises(ValueError, match="output"):
+        plan.run(xs[0], np.empty((2, 1, 1, 1), np.float32))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_graph_stage_runs_as_one_chain_and_matches_torch(chain_lengths, threads):
     calls = chain_lengths
