@@ -62,7 +62,7 @@ class Expr:
 
     __slots__ = ("op", "kind", "inputs", "attrs", "metas", "values", "version",
                  "input_versions", "name", "_outs", "data_format", "id", "in_sig",
-                 "meta_epoch", "ancestry", "prepared", "__weakref__")
+                 "meta_epoch", "ancestry", "prepared", "fused", "__weakref__")
 
     def __init__(self, op, kind, inputs, attrs, metas, name=None, data_format=None,
                  in_sig=None):
@@ -82,6 +82,9 @@ class Expr:
         self.ancestry = None
         # (input signature, threads, fn): the op's prepared compute (call_op)
         self.prepared = None
+        # A member of a fused group of some evaluation plan (_order_plan): computing it
+        # on its own moves _fused_epoch (see _refresh_members).
+        self.fused = False
         self.name = name
         self.data_format = NCHW if data_format is None else data_format
         # Weak references: a Var nobody holds can go (and with it a graph nobody reads),
@@ -122,6 +125,8 @@ class Expr:
         self.metas = [TensorMeta(array.shape, array.dtype,
                                  array if self.kind == CONST else None)]
         self.version += 1
+        if self.kind != PLACEHOLDER:
+            _source_epoch[0] += 1
 
     # -- evaluation --------------------------------------------------------------------
     def evaluate(self):
@@ -209,6 +214,8 @@ class Expr:
         return prepared[2](arrays)
 
     def _compute(self):
+        if self.fused:
+            _fused_epoch[0] += 1
         arrays = []
         for v in self.inputs:
             src = v.expr
@@ -272,7 +279,20 @@ class Expr:
 
 
 _epoch = [0]
+# Moved by every new value of a constant or trainable source (placeholders, written run
+# after run, do not move it): values derived from those sources and cached between runs
+# stay valid while it stands (see source_epoch).
+_source_epoch = [0]
+# Moved whenever a member of a fused group computes on its own (Expr.fused).
+_fused_epoch = [0]
 _PLANNERS = []
+
+
+def source_epoch():
+    """A number that changes whenever a constant or trainable source gets a new value, or
+    a Var is rewired: what a fused step prepared from such values (its weights' arrays)
+    serves again while the number stands."""
+    return (_source_epoch[0], _structure_epoch[0])
 
 
 def _only_sources(inputs):
@@ -499,20 +519,34 @@ def _run_order(order, revived=()):
         if group is None:
             _compute_one(expr, revived)
         else:
-            members = [order[m] for m in group[0]]
             if group[1](order):
-                # The members were not computed: fresh without values, as if released,
-                # and computed again only if something reads them. (A value an earlier,
-                # unfused run left is out of date: dropped.)
-                for m in members:
-                    m.values = None
-                    m.input_versions = tuple([v.expr.version for v in m.inputs])
+                _refresh_members(order, group)
             else:
-                for m in members:  # the arrays did not allow fusing: op by op
-                    m._compute()
+                for m in group[0]:  # the arrays did not allow fusing: op by op
+                    order[m]._compute()
                 expr._compute()
         for j in drops:
             order[j].values = None
+
+
+def _refresh_members(order, group):
+    """After a group's fused run: its members were not computed, and are made fresh
+    without values, as if released (computed again only if something reads them; a value
+    an earlier, unfused run left is out of date: dropped).
+
+    Fresh means each member's input versions are its inputs' current ones. Those of a
+    member reading only other members and constant or trainable sources change only when
+    such a source gets a new value or a member computes on its own (both move an epoch);
+    otherwise, as in a model run over and over, only the members reading anything else
+    (the group's input) are brought up to date: a group of 60 ops spent 0.04 ms on the
+    others after every run."""
+    members, _, volatile, stamp = group
+    now = (_source_epoch[0], _fused_epoch[0])
+    for m in (volatile if stamp[0] == now else members):
+        m = order[m]
+        m.values = None
+        m.input_versions = tuple([v.expr.version for v in m.inputs])
+    stamp[0] = now
 
 
 def _compute_one(expr, revived):
@@ -561,8 +595,9 @@ def bump_structure_epoch():
 
 def _order_plan(order):
     """``(groups, member_final, release, schedule)`` for ``order``, by positions in it:
-    ``groups[final] = (member positions, compute(order) -> bool)`` for chains computed by
-    one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
+    ``groups[final] = (member positions, compute(order) -> bool, positions of the
+    members with inputs from outside, [stamp])`` (see :func:`_refresh_members`) for
+    chains computed by one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
     then :mod:`.ops.fusion_conv_pool` conv + max pool pairs,
     :mod:`.ops.fusion_add_relu`, :mod:`.ops.fusion_dense` dense layers and
     :mod:`.ops.fusion` multiply-add pairs, each not touching an earlier group);
@@ -592,7 +627,7 @@ def _order_plan(order):
             return
         claimed.add(final)
         claimed.update(members)
-        groups[final] = (tuple(members), run)
+        groups[final] = (tuple(members), run, _volatile_members(order, members), [None])
 
     # Each planner only where its ops occur (a planner's walk costs more than the check).
     planners = _planners()
@@ -616,7 +651,9 @@ def _order_plan(order):
         for consumer, producer in planners.fusion.plan(order).values():
             c, p = position[id(consumer)], position[id(producer)]
             add_group(c, [p], partial(_compute_fused_at, c, p))
-    member_final = {m: f for f, (members, _) in groups.items() for m in members}
+    member_final = {m: f for f, group in groups.items() for m in group[0]}
+    for m in member_final:
+        order[m].fused = True
     # Small orders keep their values: a release plan costs more than it saves there, and
     # a network is never that small.
     release = {i: tuple([position[id(e)] for e in exprs])
@@ -634,6 +671,16 @@ def _order_plan(order):
             if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
                 _ORDER_PLANS.popitem(last=False)
     return plan
+
+
+def _volatile_members(order, members):
+    """The positions of ``members`` with an input that is neither another member nor a
+    constant or trainable source (see :func:`_refresh_members`)."""
+    inside = {id(order[m]) for m in members}
+    return tuple([m for m in members if any(
+        id(v.expr) not in inside and (v.expr.op is not None or
+                                      v.expr.kind not in (CONST, TRAINABLE))
+        for v in order[m].inputs)])
 
 
 def _compute_fused_at(consumer, producer, order):

@@ -8,6 +8,7 @@ import pytest
 
 from mnn._cython import fused_block as fb
 from mnn._cython import sgemm
+from mnn.express import graph
 from mnn.express.ops import fusion_block
 
 torch = pytest.importorskip("torch")
@@ -457,6 +458,86 @@ def test_block_output_inside_a_chain_is_recomputed_when_read_later():
     np.testing.assert_allclose(inner.read(), want, **_tol(want))
     np.testing.assert_allclose(y.read(), _torch_stage(data, STAGE, weights),
                                **_tol(want))
+
+
+def _torch_expand(x, w1, b1):
+    return torch.clamp(torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w1),
+                                                  torch.from_numpy(b1)), 0, 6).numpy()
+
+
+@pytest.mark.parametrize("trainable", [False, True])
+def test_member_read_between_runs_then_new_input_is_fresh(chain_lengths, trainable):
+    # After a run the chain's members hold no values and count as fresh. Members read on
+    # their own compute values; the next run (new input) must leave none of them looking
+    # fresh with its old value, and reading the output again must not run the chain.
+    # (With a trainable weight the graph releases no values after a run: a member read
+    # on its own keeps its value until the next run drops it.)
+    rng = np.random.default_rng(21)
+    weights = _stage_weights(rng, STAGE)
+    xp = F.placeholder([1, 8, 10, 12])
+    y = _graph_stage(xp, STAGE, weights)
+    inner = y.expr.inputs[0].expr.inputs[0].expr.inputs[0]  # block 3's output
+    expand = inner.expr.inputs[1].expr.inputs[0].expr.inputs[0]  # block 3's expand
+    assert expand.expr.op.name == "conv2d" and inner.expr.op.name == "add"
+    if trainable:
+        expand.expr.inputs[1].fix_as_trainable()
+    del inner, expand  # the planner fuses only what nothing else holds
+    xp.write(rng.standard_normal((1, 8, 10, 12)).astype(np.float32))
+    y.read()
+    inner = y.expr.inputs[0].expr.inputs[0].expr.inputs[0]
+    expand = inner.expr.inputs[1].expr.inputs[0].expr.inputs[0]
+    for _ in range(3):
+        data = rng.standard_normal((1, 8, 10, 12)).astype(np.float32)
+        xp.write(data)
+        want = _torch_stage(data, STAGE, weights)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+        runs = len(chain_lengths)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+        assert len(chain_lengths) == runs  # fresh: not run again
+        before = _torch_stage(data, STAGE[:3], weights[:3])
+        want_expand = _torch_expand(before, *weights[3][:2])
+        np.testing.assert_allclose(expand.read(), want_expand, **_tol(want_expand))
+        want_inner = _torch_stage(data, STAGE[:4], weights[:4])
+        np.testing.assert_allclose(inner.read(), want_inner, **_tol(want_inner))
+    assert chain_lengths == [len(STAGE)] * 4
+
+
+def test_weight_written_between_runs_leaves_the_output_fresh(chain_lengths):
+    rng = np.random.default_rng(22)
+    weights = _stage_weights(rng, STAGE)
+    xp = F.placeholder([1, 8, 10, 12])
+    t, projects = xp, []
+    for (_, _, _, stride, _, residual), (w1, b1, wd, b2, w3, b3) in zip(STAGE, weights):
+        h = t
+        if w1 is not None:
+            h = F.conv2d(h, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
+        h = F.conv2d(h, F.const(wd), F.const(b2), (stride, stride), (1, 1),
+                     group=wd.shape[0], activation="relu6")
+        projects.append(F.const(w3))
+        h = F.conv2d(h, projects[-1], F.const(b3), (1, 1), (0, 0))
+        t = t + h if residual else h
+    y = t
+    xp.write(rng.standard_normal((1, 8, 10, 12)).astype(np.float32))
+    y.read()
+    for scale in (0.5, 2.0):
+        # a new input and a new weight inside the chain, then a new input only
+        new_w3 = weights[2][4] * np.float32(scale)
+        projects[2].write(new_w3)
+        weights[2] = weights[2][:4] + (new_w3,) + weights[2][5:]
+        for _ in range(2):
+            data = rng.standard_normal((1, 8, 10, 12)).astype(np.float32)
+            xp.write(data)
+            runs = len(chain_lengths)
+            want = _torch_stage(data, STAGE, weights)
+            np.testing.assert_allclose(y.read(), want, **_tol(want))
+            assert len(chain_lengths) == runs + 1  # through the chain
+            computed, original = [], graph.Expr._compute
+            graph.Expr._compute = lambda e: computed.append(e) or original(e)
+            try:
+                np.testing.assert_allclose(y.read(), want, **_tol(want))
+            finally:
+                graph.Expr._compute = original
+            assert len(chain_lengths) == runs + 1 and not computed  # its output fresh
 
 
 def test_project_ending_a_lone_block_then_a_chain():
