@@ -615,6 +615,35 @@ def test_chain_reads_weights_written_between_runs(chain_lengths):
     assert calls == [len(STAGE)] * 3
 
 
+def test_chain_reads_a_placeholder_weight_written_between_runs(chain_lengths):
+    # A weight given as a placeholder: writing it moves no epoch (inputs are written
+    # every run), so the chain compares the weights' values at every run.
+    rng = np.random.default_rng(17)
+    weights = _stage_weights(rng, STAGE)
+    xp = F.placeholder([1, 8, 9, 11])
+    w3p = F.placeholder(list(weights[1][4].shape))
+    t = xp
+    for i, ((_, _, _, stride, _, residual), (w1, b1, wd, b2, w3, b3)) in enumerate(
+            zip(STAGE, weights)):
+        h = t
+        if w1 is not None:
+            h = F.conv2d(h, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
+        h = F.conv2d(h, F.const(wd), F.const(b2), (stride, stride), (1, 1),
+                     group=wd.shape[0], activation="relu6")
+        h = F.conv2d(h, w3p if i == 1 else F.const(w3), F.const(b3), (1, 1), (0, 0))
+        t = t + h if residual else h
+    y = t
+    for scale in (1.0, 0.5, 2.0):
+        w3 = (weights[1][4] * scale).astype(np.float32)
+        w3p.write(w3)
+        weights[1] = weights[1][:4] + (w3,) + weights[1][5:]
+        data = rng.standard_normal((1, 8, 9, 11)).astype(np.float32)
+        xp.write(data)
+        want = _torch_stage(data, STAGE, weights)
+        np.testing.assert_allclose(y.read(), want, **_tol(want))
+    assert chain_lengths == [len(STAGE)] * 3
+
+
 @pytest.mark.parametrize("stage", [STAGE[:4], STAGE], ids=["ends-with-add", "ends-with-project"])
 def test_dropped_graph_is_freed_with_its_chain_entry(chain_lengths, stage):
     # The chain's prepared entry is keyed weakly by the last project conv; whatever it
