@@ -241,6 +241,12 @@ def pool_forward_regular(const real_t[:, :, :, ::1] x, real_t[:, :, :, ::1] y, b
                         out[ox] = out[ox] / d if d > 0 else 0
 
 
+cdef extern from "plane_reduce.h":
+    const int MNN_PLANE_REDUCE_AVX512
+    void mnn_plane_mean_f32(const float* x, Py_ssize_t P, Py_ssize_t S, float* y) nogil
+    void mnn_plane_max_f32(const float* x, Py_ssize_t P, Py_ssize_t S, float* y) nogil
+
+
 cdef extern from *:
     int __builtin_ctz(unsigned int x) nogil
     int __builtin_ctzll(unsigned long long x) nogil
@@ -524,6 +530,21 @@ def global_forward(const real_t[:, ::1] x, real_t[::1] y, bint is_max, int nthre
         return
     if S == 0:
         raise ValueError("pool kernel: empty planes")
+    cdef Py_ssize_t part, parts, p0, p1
+    if real_t is float and MNN_PLANE_REDUCE_AVX512 and S >= 16:
+        # float32 planes 16 lanes at a time (include/plane_reduce.h), in one contiguous
+        # range of planes per thread. Planes under 16 values keep the loop below: it adds
+        # them in order, as numpy does.
+        parts = nthreads if nthreads < P else P
+        with nogil:
+            for part in prange(parts, num_threads=nthreads, schedule="static"):
+                p0 = P * part // parts
+                p1 = P * (part + 1) // parts
+                if is_max:
+                    mnn_plane_max_f32(&x[p0, 0], p1 - p0, S, &y[p0])
+                else:
+                    mnn_plane_mean_f32(&x[p0, 0], p1 - p0, S, &y[p0])
+        return
     with nogil:
         for p in prange(P, num_threads=nthreads, schedule="static"):
             y[p] = _plane_reduce(&x[p, 0], S, is_max)

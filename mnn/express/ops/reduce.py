@@ -123,8 +123,10 @@ def _compiled_sum(x):
 
 # Mean over trailing axes (a CNN's global average pool: 7x7 planes) by the pooling
 # kernel's plane reduction: the op took 33 us on a (1, 1280, 7, 7) array with numpy's
-# mean over two axes, 15 with the kernel. Each of its 16 lanes sums a 16th of a plane in
-# order, so the planes are bounded to keep the float32 error at numpy's pairwise level.
+# mean over two axes, 15 with the kernel (6 since it sums float32 planes with AVX-512
+# vectors). Each of its 16 lanes (32 for float32 with AVX-512) sums its share of a plane
+# in order, so the planes are bounded to keep the float32 error at numpy's pairwise
+# level; planes under 16 values are added in order, as numpy does.
 TRAILING_MEAN_MAX_PLANE = 4096
 
 
