@@ -597,9 +597,9 @@ def _order_plan(order):
     """``(groups, member_final, release, schedule)`` for ``order``, by positions in it:
     ``groups[final] = (member positions, compute(order) -> bool, positions of the
     members with inputs from outside, [stamp])`` (see :func:`_refresh_members`) for
-    chains computed by one call that stores the final Expr's value (:mod:`.ops.fusion_block` blocks first,
-    then :mod:`.ops.fusion_conv_pool` conv + max pool pairs,
-    :mod:`.ops.fusion_add_relu`, :mod:`.ops.fusion_dense` dense layers and
+    chains computed by one call that stores the final Expr's value
+    (:mod:`.ops.fusion_block` blocks first, then :mod:`.ops.fusion_conv_pool` conv + max
+    pool pairs, :mod:`.ops.fusion_add_relu`, :mod:`.ops.fusion_dense` dense layers and
     :mod:`.ops.fusion` multiply-add pairs, each not touching an earlier group);
     ``member_final[m]`` the final position of member ``m``; ``release[i]`` the positions
     whose values go after position ``i`` computed (:func:`_release_plan`); ``schedule``
