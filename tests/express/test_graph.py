@@ -158,7 +158,7 @@ def test_a_network_led_by_its_first_op_recomputes_only_what_is_stale():
     for v in ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]):
         a.write(v)
         np.testing.assert_allclose(y.read(), (np.array(v) * 2 + 1) * np.array(v) * 2)
-    ops, led = y.expr.ancestry[1]
+    ops, led, _ = y.expr.ancestry[1]
     assert led and [e.op.name for e in ops] == ["multiply", "add", "multiply"]
     versions = [v.expr.version for v in (b, c, y)]
     y.read()  # nothing written: nothing computes
@@ -169,6 +169,46 @@ def test_a_network_led_by_its_first_op_recomputes_only_what_is_stale():
     assert after_c == [versions[0] + 1, versions[1] + 1]
     np.testing.assert_allclose(y.read(), [2.0, 6.0, 12.0])
     assert [v.expr.version for v in (b, c, y)] == after_c + [versions[2] + 1]
+
+
+def test_a_root_keeps_its_evaluation_plan_and_a_new_shape_plans_again():
+    # A network read run after run keeps its plan beside its op list (no key of its
+    # Exprs' ids); a resize (new shapes) makes a new plan, whose fused values are right.
+    torch = pytest.importorskip("torch")
+    from mnn.express import graph
+
+    rng = np.random.default_rng(3)
+    ws = [rng.standard_normal((4, 3 if i == 0 else 4, 3, 3)).astype(np.float32) * 0.3
+          for i in range(4)]
+    x = F.placeholder([1, 3, 8, 8])
+    # (conv, relu) four times and a residual from the first: 9 ops, all below the first
+    first = F.relu(F.conv2d(x, F.const(ws[0]), None, (1, 1), (1, 1)))
+    h = first
+    for w in ws[1:]:
+        h = F.relu(F.conv2d(h, F.const(w), None, (1, 1), (1, 1)))
+    y = h + first
+
+    def want(data):
+        t = first_t = torch.relu(tf.conv2d(torch.from_numpy(data), torch.from_numpy(ws[0]),
+                                           padding=1))
+        for w in ws[1:]:
+            t = torch.relu(tf.conv2d(t, torch.from_numpy(w), padding=1))
+        return (t + first_t).numpy()
+
+    tf = torch.nn.functional
+    for _ in range(3):
+        data = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+        x.write(data)
+        np.testing.assert_allclose(y.read(), want(data), rtol=1e-5, atol=1e-5)
+    ops, led, held = y.expr.ancestry[1]
+    assert led and len(ops) >= 8 and held[0] == (graph._epoch[0], graph._structure_epoch[0])
+    assert graph._order_plan(ops, held) is held[1]
+    x.resize([2, 3, 5, 6])
+    for _ in range(2):
+        data = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+        x.write(data)
+        np.testing.assert_allclose(y.read(), want(data), rtol=1e-5, atol=1e-5)
+    assert held[0] == (graph._epoch[0], graph._structure_epoch[0])
 
 
 def test_a_network_with_two_inputs_is_not_led_by_one():
