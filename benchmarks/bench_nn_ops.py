@@ -19,8 +19,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# mnn first: it sets OpenMP's wait policy (passive) before libgomp, which torch shares,
-# is loaded. The setting then holds for torch's threads too.
+# mnn first: its import sets the process heap's thresholds (mnn/express/heap.py) before
+# the other peers allocate, as in a user's script that imports mnn.
 import mnn.expr as F  # noqa: I001
 
 import numpy as np
