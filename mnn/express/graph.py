@@ -292,9 +292,9 @@ _PLANNERS = []
 
 
 def source_epoch():
-    """A number that changes whenever a constant or trainable source gets a new value, or
-    a Var is rewired: what a fused step prepared from such values (its weights' arrays)
-    serves again while the number stands."""
+    """A pair of counters that changes whenever a constant or trainable source gets a new
+    value, or a Var is rewired: what a fused step prepared from such values (its weights'
+    arrays) serves again while the pair stands."""
     return (_source_epoch[0], _structure_epoch[0])
 
 
