@@ -150,10 +150,10 @@ class Var:
             raise OpError(f"mnn: write() needs a placeholder, const or trainable Var; "
                           f"{self.name} is computed by op {expr.op_type}")
         want = expr.attrs.get("declared_shape", expr.metas[0].shape)
-        if type(value) is np.ndarray and value.dtype.kind in "biuf":
-            # A numeric array: checked first, then the old value goes before the copy,
-            # whose memory it can then be (mapped, partly in the caches). The copy
-            # cannot fail but for lack of memory.
+        if type(value) is np.ndarray and np.can_cast(value.dtype, self.dtype, "safe"):
+            # An array whose cast can neither fail nor warn: checked first, then the old
+            # value goes, so that the copy can take its memory (still mapped, partly in
+            # the caches); only a lack of memory can stop the copy now.
             self._check_written_shape(value.shape, value.size, want)
             expr.values = None
             arr = _copy_of(value, self.dtype)
