@@ -157,12 +157,16 @@ def test_kernel_without_expand_needs_matching_channels():
 
 
 def _graph_block(x, w1, b1, wd, b2, w3, b3, stride, residual, clamp3=None):
+    # weights as arrays (made constants) or as Vars
+    def v(a):
+        return a if isinstance(a, F.Var) else F.const(a)
+
     h = x
     if w1 is not None:
-        h = F.conv2d(h, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
-    h = F.conv2d(h, F.const(wd), F.const(b2), (stride, stride), (1, 1), group=wd.shape[0],
+        h = F.conv2d(h, v(w1), v(b1), (1, 1), (0, 0), activation="relu6")
+    h = F.conv2d(h, v(wd), v(b2), (stride, stride), (1, 1), group=wd.shape[0],
                  activation="relu6")
-    y = F.conv2d(h, F.const(w3), F.const(b3), (1, 1), (0, 0))
+    y = F.conv2d(h, v(w3), v(b3), (1, 1), (0, 0))
     if clamp3 is not None:
         y = F.clip(y, *clamp3)
     return x + y if residual else y
@@ -323,18 +327,25 @@ def _two_runs_match_torch(rng, xp, y, stage, weights):
         np.testing.assert_allclose(y.read(), want, **_tol(want))
 
 
+def _kernel_blocks(stage, weights):
+    """The blocks of ``stage`` with ``weights`` as inverted_residual_chain takes them
+    (1x1 weights packed for the GEMM), one per weight set given."""
+    blocks = []
+    for (cin, ce, cout, stride, _, residual), (w1, b1, wd, b2, w3, b3) in zip(stage, weights):
+        pa1 = sgemm.pack_weight(w1.reshape(ce, cin)) if w1 is not None else None
+        blocks.append((pa1, b1, 0.0, 6.0, wd.reshape(ce, 9), b2, 0.0, 6.0, stride,
+                       sgemm.pack_weight(w3.reshape(cout, ce)), b3, -np.inf, np.inf,
+                       residual, False, False))
+    return blocks
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", [(1, 8, 23, 19), (2, 8, 9, 9), (1, 8, 2, 3)])
 def test_kernel_chain_matches_torch(shape, threads):
     rng = np.random.default_rng(sum(shape) + threads)
     weights = _stage_weights(rng, STAGE)
     x = rng.standard_normal(shape).astype(np.float32)
-    blocks = []
-    for (cin, ce, cout, stride, _, residual), (w1, b1, wd, b2, w3, b3) in zip(STAGE, weights):
-        pa1 = sgemm.pack_weight(w1.reshape(ce, cin)) if w1 is not None else None
-        blocks.append((pa1, b1, 0.0, 6.0, wd.reshape(ce, 9), b2, 0.0, 6.0, stride,
-                       sgemm.pack_weight(w3.reshape(cout, ce)), b3, -np.inf, np.inf,
-                       residual, False, False))
+    blocks = _kernel_blocks(STAGE, weights)
     want = _torch_stage(x, STAGE, weights)
     y = np.full(want.shape, np.nan, np.float32)
     fb.inverted_residual_chain(x, blocks, y, threads)
@@ -342,13 +353,7 @@ def test_kernel_chain_matches_torch(shape, threads):
 
 
 def _chain_args(rng):
-    weights = _stage_weights(rng, STAGE[:2])
-    blocks = []
-    for (cin, ce, cout, stride, _, residual), (w1, b1, wd, b2, w3, b3) in zip(STAGE, weights):
-        pa1 = sgemm.pack_weight(w1.reshape(ce, cin)) if w1 is not None else None
-        blocks.append([pa1, b1, 0.0, 6.0, wd.reshape(ce, 9), b2, 0.0, 6.0, stride,
-                       sgemm.pack_weight(w3.reshape(cout, ce)), b3, -np.inf, np.inf,
-                       residual, False, False])
+    blocks = [list(b) for b in _kernel_blocks(STAGE, _stage_weights(rng, STAGE[:2]))]
     return rng.standard_normal((1, 8, 6, 6)).astype(np.float32), blocks
 
 
@@ -374,12 +379,7 @@ def test_chain_plan_serves_new_inputs_and_python_threads_at_once():
 
     rng = np.random.default_rng(5)
     weights = _stage_weights(rng, STAGE)
-    blocks = []
-    for (cin, ce, cout, stride, _, residual), (w1, b1, wd, b2, w3, b3) in zip(STAGE, weights):
-        pa1 = sgemm.pack_weight(w1.reshape(ce, cin)) if w1 is not None else None
-        blocks.append((pa1, b1, 0.0, 6.0, wd.reshape(ce, 9), b2, 0.0, 6.0, stride,
-                       sgemm.pack_weight(w3.reshape(cout, ce)), b3, -np.inf, np.inf,
-                       residual, False, False))
+    blocks = _kernel_blocks(STAGE, weights)
     shape = (2, 8, 13, 11)
     plan = fb.chain_plan(shape, blocks, 2)
     xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
@@ -508,14 +508,8 @@ def test_weight_written_between_runs_leaves_the_output_fresh(chain_lengths):
     xp = F.placeholder([1, 8, 10, 12])
     t, projects = xp, []
     for (_, _, _, stride, _, residual), (w1, b1, wd, b2, w3, b3) in zip(STAGE, weights):
-        h = t
-        if w1 is not None:
-            h = F.conv2d(h, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
-        h = F.conv2d(h, F.const(wd), F.const(b2), (stride, stride), (1, 1),
-                     group=wd.shape[0], activation="relu6")
         projects.append(F.const(w3))
-        h = F.conv2d(h, projects[-1], F.const(b3), (1, 1), (0, 0))
-        t = t + h if residual else h
+        t = _graph_block(t, w1, b1, wd, b2, projects[-1], b3, stride, residual)
     y = t
     xp.write(rng.standard_normal((1, 8, 10, 12)).astype(np.float32))
     y.read()
@@ -625,13 +619,7 @@ def test_chain_reads_a_placeholder_weight_written_between_runs(chain_lengths):
     t = xp
     for i, ((_, _, _, stride, _, residual), (w1, b1, wd, b2, w3, b3)) in enumerate(
             zip(STAGE, weights)):
-        h = t
-        if w1 is not None:
-            h = F.conv2d(h, F.const(w1), F.const(b1), (1, 1), (0, 0), activation="relu6")
-        h = F.conv2d(h, F.const(wd), F.const(b2), (stride, stride), (1, 1),
-                     group=wd.shape[0], activation="relu6")
-        h = F.conv2d(h, w3p if i == 1 else F.const(w3), F.const(b3), (1, 1), (0, 0))
-        t = t + h if residual else h
+        t = _graph_block(t, w1, b1, wd, b2, w3p if i == 1 else w3, b3, stride, residual)
     y = t
     for scale in (1.0, 0.5, 2.0):
         w3 = (weights[1][4] * scale).astype(np.float32)
