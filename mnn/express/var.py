@@ -150,15 +150,18 @@ class Var:
             raise OpError(f"mnn: write() needs a placeholder, const or trainable Var; "
                           f"{self.name} is computed by op {expr.op_type}")
         want = expr.attrs.get("declared_shape", expr.metas[0].shape)
-        if type(value) is np.ndarray and np.can_cast(value.dtype, self.dtype, "safe"):
+        dtype = self.dtype
+        if type(value) is np.ndarray and (value.dtype == dtype or
+                                          np.can_cast(value.dtype, dtype, "safe")):
             # An array whose cast can neither fail nor warn: checked first, then the old
             # value goes, so that the copy can take its memory (still mapped, partly in
             # the caches); only a lack of memory can stop the copy now.
-            self._check_written_shape(value.shape, value.size, want)
+            if value.shape != want:
+                self._check_written_shape(value.shape, value.size, want)
             expr.values = None
-            arr = _copy_of(value, self.dtype)
+            arr = _copy_of(value, dtype)
         else:
-            arr = _copy_of(value, self.dtype)
+            arr = _copy_of(value, dtype)
             self._check_written_shape(arr.shape, arr.size, want)
         # A placeholder declared with -1 dims takes any value that fills them, each write.
         if want is not None and tuple(arr.shape) != tuple(want) and all(d >= 0 for d in want):
