@@ -223,9 +223,6 @@ class Expr:
                 raise OpError(f"mnn: placeholder {src.name or src.id} has not been written:"
                               f" call write() before reading {self.op_type}")
             arrays.append(src.values[v.index])
-        # The stale values go first: the allocator can then hand their memory, still
-        # mapped and partly in the caches, to the new ones (and the two never coexist).
-        self.values = None
         sig = tuple([(a.shape, a.dtype) for a in arrays])
         if sig != self.in_sig:
             # Inputs changed shape (resize, or shapes that only computing told): check
@@ -523,7 +520,6 @@ def _run_order(order, revived=(), held=None):
         if group is None:
             _compute_one(expr, revived)
         else:
-            expr.values = None  # stale: its memory to the new value (see Expr._compute)
             if group[1](order):
                 _refresh_members(order, group)
             else:

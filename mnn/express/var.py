@@ -149,23 +149,20 @@ class Var:
         if expr.op is not None:
             raise OpError(f"mnn: write() needs a placeholder, const or trainable Var; "
                           f"{self.name} is computed by op {expr.op_type}")
-        want = expr.attrs.get("declared_shape", expr.metas[0].shape)
-        dtype = self.dtype
-        if type(value) is np.ndarray and (value.dtype == dtype or
-                                          np.can_cast(value.dtype, dtype, "safe")):
-            # An array whose cast can neither fail nor warn: checked first, then the old
-            # value goes, so that the copy can take its memory (still mapped, partly in
-            # the caches); only a lack of memory can stop the copy now.
-            if value.shape != want:
-                self._check_written_shape(value.shape, value.size, want)
-            expr.values = None
-            arr = _copy_of(value, dtype)
-        else:
-            arr = _copy_of(value, dtype)
-            self._check_written_shape(arr.shape, arr.size, want)
+        arr = _copy_of(value, self.dtype)
         # A placeholder declared with -1 dims takes any value that fills them, each write.
-        if want is not None and tuple(arr.shape) != tuple(want) and all(d >= 0 for d in want):
-            arr = _reshaped_frozen(arr, want)
+        want = expr.attrs.get("declared_shape", expr.metas[0].shape)
+        if want is not None and tuple(arr.shape) != tuple(want):
+            if all(d >= 0 for d in want):
+                if arr.size != int(np.prod(want, dtype=np.int64)):
+                    raise OpError(f"mnn: write() to {self.name}: value of shape "
+                                  f"{list(arr.shape)} does not fit shape {list(want)}; "
+                                  "call resize() first to change the shape")
+                arr = _reshaped_frozen(arr, want)
+            elif len(want) != arr.ndim or any(w >= 0 and w != a
+                                               for w, a in zip(want, arr.shape)):
+                raise OpError(f"mnn: write() to {self.name}: value of shape "
+                              f"{list(arr.shape)} does not fit shape {list(want)}")
         from .graph import bump_shape_epoch
 
         shape_changed = want is None or tuple(arr.shape) != tuple(want)
@@ -195,20 +192,6 @@ class Var:
     def fix_as_placeholder(self):
         """Turn this Var into a placeholder holding its current value."""
         self._fix("placeholder")
-
-    def _check_written_shape(self, shape, size, want):
-        """Raise unless a value of ``shape`` (``size`` elements) fits ``want``, this Var's
-        shape (same size, or filling its ``-1`` dims)."""
-        if want is None or tuple(shape) == tuple(want):
-            return
-        if all(d >= 0 for d in want):
-            if size != int(np.prod(want, dtype=np.int64)):
-                raise OpError(f"mnn: write() to {self.name}: value of shape "
-                              f"{list(shape)} does not fit shape {list(want)}; "
-                              "call resize() first to change the shape")
-        elif len(want) != len(shape) or any(w >= 0 and w != a for w, a in zip(want, shape)):
-            raise OpError(f"mnn: write() to {self.name}: value of shape "
-                          f"{list(shape)} does not fit shape {list(want)}")
 
     def fix_as_trainable(self):
         """Turn this Var into a trainable parameter holding its current value."""
