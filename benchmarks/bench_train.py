@@ -298,6 +298,8 @@ def main():
         name, kind, threads, repeat = args.time_child
         _time_child(name, kind, int(threads), int(repeat))
         return
+    if "mnn" not in args.peers:
+        parser.error("--peers must include mnn: the ratios printed are ours / theirs")
     time_all(args.models, args.repeat, args.peers)
     if args.own_process:
         time_own_process(args.models, args.repeat, args.peers)
