@@ -615,7 +615,9 @@ def _order_plan(order, held=None):
     if held and held[0] == epochs:
         return held[1]
     # Small orders (a few ops of a numpy-like script, built afresh each time) are planned
-    # each time: cheaper than keying, caching and evicting them.
+    # each time: cheaper than keying, caching and evicting them. A small network read run
+    # after run keeps its plan in ``held`` all the same (its planners cost 0.04 ms a
+    # run for a classifier head of five ops).
     cached = len(order) >= _MIN_CACHED_ORDER
     if cached:
         key = (tuple([e.id for e in order]),) + epochs
@@ -677,11 +679,13 @@ def _order_plan(order, held=None):
     # (or, fused, as they store): a plan made from stale metas may have missed a fusion
     # (never made a wrong one: the fused computes check the arrays), so it serves this
     # run only and the next run plans again from fresh metas.
-    if cached and all(_signature(e.inputs) == e.in_sig for e in order):
-        with _ORDER_PLANS_LOCK:
-            _ORDER_PLANS[key] = plan
-            if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
-                _ORDER_PLANS.popitem(last=False)
+    if (cached or held is not None) and all(_signature(e.inputs) == e.in_sig
+                                             for e in order):
+        if cached:
+            with _ORDER_PLANS_LOCK:
+                _ORDER_PLANS[key] = plan
+                if len(_ORDER_PLANS) > _MAX_ORDER_PLANS:
+                    _ORDER_PLANS.popitem(last=False)
         if held is not None:
             held[:] = [epochs, plan]
     return plan

@@ -171,7 +171,7 @@ def test_a_network_led_by_its_first_op_recomputes_only_what_is_stale():
     assert [v.expr.version for v in (b, c, y)] == after_c + [versions[2] + 1]
 
 
-def test_a_root_keeps_its_evaluation_plan_and_a_new_shape_plans_again():
+def test_a_root_keeps_its_evaluation_plan_and_a_new_shape_plans_again(monkeypatch):
     # A network read run after run keeps its plan beside its op list (no key of its
     # Exprs' ids); a resize (new shapes) makes a new plan, whose fused values are right.
     torch = pytest.importorskip("torch")
@@ -209,6 +209,21 @@ def test_a_root_keeps_its_evaluation_plan_and_a_new_shape_plans_again():
         x.write(data)
         np.testing.assert_allclose(y.read(), want(data), rtol=1e-5, atol=1e-5)
     assert held[0] == (graph._epoch[0], graph._structure_epoch[0])
+    # A small network (under the size whose plans are cached by key) read run after run
+    # keeps its plan beside its op list too: the planners run once.
+    small = F.relu(F.conv2d(x, F.const(ws[0]), None, (1, 1), (1, 1))) + 1.0
+    planned = []
+    monkeypatch.setattr(graph, "_planners",
+                        lambda f=graph._planners: planned.append(1) or f())
+    for _ in range(4):
+        data = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+        x.write(data)
+        first = torch.relu(tf.conv2d(torch.from_numpy(data), torch.from_numpy(ws[0]),
+                                     padding=1)) + 1.0
+        np.testing.assert_allclose(small.read(), first.numpy(), rtol=1e-5, atol=1e-5)
+    ops, led, held = small.expr.ancestry[1]
+    assert led and len(ops) < graph._MIN_CACHED_ORDER and held[1] is not None
+    assert len(planned) == 2  # the first read, and the second (which keeps the plan)
 
 
 def test_a_network_with_two_inputs_is_not_led_by_one():
