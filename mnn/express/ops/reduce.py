@@ -5,9 +5,12 @@ the end. Sums of integers keep the integer dtype (MNN), unlike numpy's widening 
 """
 import numpy as np
 
+from ..._cython import elementwise as _ew_kernels
+from ..._cython import pool as _pool_kernels
 from ..errors import OpError
 from ..graph import apply
 from ..optable import OpDef, register
+from ..runtime import get_thread_number
 from ..var import to_var
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
@@ -112,13 +115,10 @@ PARALLEL_MIN_SIZE = 1 << 17
 def _compiled_sum(x):
     """Sum of a large contiguous float array with the compiled kernel (block sums added
     in float64), or None when that does not apply."""
-    from ..._cython import elementwise as kernels
-    from ..runtime import get_thread_number
-
     if x.size < COMPILED_MIN_SIZE or x.dtype.kind != "f" or not x.flags.c_contiguous:
         return None
     nthreads = get_thread_number() if x.size >= PARALLEL_MIN_SIZE else 1
-    return kernels.sum_all(x.reshape(-1), nthreads)
+    return _ew_kernels.sum_all(x.reshape(-1), nthreads)
 
 
 # Mean over trailing axes (a CNN's global average pool: 7x7 planes) by the pooling
@@ -133,9 +133,6 @@ TRAILING_MEAN_MAX_PLANE = 4096
 def _trailing_mean(x, axes, keepdims):
     """Mean over ``axes`` when they are the last axes of a C-contiguous float32/float64
     array with planes of 1 .. TRAILING_MEAN_MAX_PLANE elements, else None."""
-    from ..._cython import pool as pool_kernels
-    from ..runtime import get_thread_number
-
     ndim = x.ndim
     if type(x) is not np.ndarray or x.dtype not in _POOLED or not x.flags.c_contiguous or \
             not axes or len(axes) == ndim or axes != tuple(range(ndim - len(axes), ndim)):
@@ -148,7 +145,7 @@ def _trailing_mean(x, axes, keepdims):
     if not 0 < plane <= TRAILING_MEAN_MAX_PLANE:
         return None
     out = np.empty(rows, x.dtype)
-    pool_kernels.global_forward(x.reshape(rows, plane), out, False,
+    _pool_kernels.global_forward(x.reshape(rows, plane), out, False,
                                 get_thread_number() if x.size >= PARALLEL_MIN_SIZE else 1)
     return out.reshape(_reduced_shape(x.shape, axes, keepdims))
 
