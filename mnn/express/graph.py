@@ -35,6 +35,9 @@ PLACEHOLDER = "placeholder"
 CONST = "const"
 TRAINABLE = "trainable"
 SOURCE_KINDS = (PLACEHOLDER, CONST, TRAINABLE)
+# Sources whose new values move _source_epoch (placeholders, written run after run, do
+# not): what is prepared from them is kept while the epoch stands (source_epoch).
+EPOCH_SOURCES = (CONST, TRAINABLE)
 
 _counter = [0]
 
@@ -125,7 +128,7 @@ class Expr:
         self.metas = [TensorMeta(array.shape, array.dtype,
                                  array if self.kind == CONST else None)]
         self.version += 1
-        if self.kind != PLACEHOLDER:
+        if self.kind in EPOCH_SOURCES:
             _source_epoch[0] += 1
 
     # -- evaluation --------------------------------------------------------------------
@@ -697,7 +700,7 @@ def _volatile_members(order, members):
     inside = {id(order[m]) for m in members}
     return tuple([m for m in members if any(
         id(v.expr) not in inside and (v.expr.op is not None or
-                                      v.expr.kind not in (CONST, TRAINABLE))
+                                      v.expr.kind not in EPOCH_SOURCES)
         for v in order[m].inputs)])
 
 

@@ -30,7 +30,7 @@ from ..._cython import fused_block as _kernel
 from ..._cython import sgemm as _sgemm
 from ..enums import Padding_Mode
 from ..errors import OpError
-from ..graph import CONST, TRAINABLE, source_epoch
+from ..graph import EPOCH_SOURCES, source_epoch
 from ..runtime import get_thread_number
 from . import nn_common as nc
 from .nn_conv import _packed_weight, _use_direct, direct_any_size, direct_geometry
@@ -40,8 +40,6 @@ __all__ = ["Block", "Chain", "clamp_of", "depthwise_stride", "plan", "pointwise_
 
 _F32 = np.dtype(np.float32)
 _VALUES = operator.attrgetter("expr.values")
-# Sources whose new values move graph.source_epoch (placeholders do not).
-_SET_SOURCES = (CONST, TRAINABLE)
 # Last project conv Expr of a block or chain -> its prepared kernel arguments
 # (run_chain), dropped with the graph.
 _PREPARED = weakref.WeakKeyDictionary()
@@ -242,7 +240,7 @@ def _compute_chain(chain, strides, stem=None):
         given = [v for v in sources if v is not None]
         known = prepared["chain"] = (head, tail[0], tail[1], last_add, list(strides),
                                      sources, static, _skipped(chain), given,
-                                     all(v.expr.kind in _SET_SOURCES for v in given))
+                                     all(v.expr.kind in EPOCH_SOURCES for v in given))
         prepared.pop("values", None)
     sources, static = known[5], known[6]
     first = chain[0][0] if chain[0][0] is not None else chain[0][1]
