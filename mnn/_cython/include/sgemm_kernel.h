@@ -633,28 +633,34 @@ static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a
    A chunk of the depth (mnn_sd_chunk): unless `first` the sums start from acc (NPW x 32
    floats, pixel-major), and unless `last` they go back there instead of to C. */
 static inline __attribute__((always_inline)) void mnn_sd_tile(
-        const int NPW, const int PF, const int ROW, const int SW, ptrdiff_t K,
+        const int NPW, const int PF, const int ROW, const int SW, const int HALF, ptrdiff_t K,
         const float *pw, const float *x, const ptrdiff_t *koff, const ptrdiff_t *po, int np,
         ptrdiff_t rs, float *C, ptrdiff_t ldc, int rows, const float *bias, float lo,
         float hi, const float *next, const float *nx0, const float *nx1, const float *S,
         float *acc, int first, int last) {
     __m512 a0[16], a1[16];  /* 16: the store transposes 8 pixel vectors at a time */
+    __m256 h1[16];          /* HALF 1: channels 16..23 */
     const float *p[MNN_SD_N];
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++) {
+        a1[r] = _mm512_setzero_ps();
+        h1[r] = _mm256_setzero_ps();
         if (first || r >= NPW) {
             a0[r] = _mm512_setzero_ps();
-            a1[r] = _mm512_setzero_ps();
         } else {
             a0[r] = _mm512_loadu_ps(acc + r * MNN_SD_M);
-            a1[r] = _mm512_loadu_ps(acc + r * MNN_SD_M + 16);
+            if (HALF == 0)
+                a1[r] = _mm512_loadu_ps(acc + r * MNN_SD_M + 16);
+            else if (HALF == 1)
+                h1[r] = _mm256_loadu_ps(acc + r * MNN_SD_M + 16);
         }
         if (ROW == 0 && r < MNN_SD_N) p[r] = x + po[r < np ? r : np - 1];
     }
     const float *x0 = x + po[0];
     for (ptrdiff_t k = 0; k < K; k++) {
         __m512 w0 = _mm512_loadu_ps(pw);
-        __m512 w1 = _mm512_loadu_ps(pw + 16);
+        __m512 w1 = HALF == 0 ? _mm512_loadu_ps(pw + 16) : _mm512_setzero_ps();
+        __m256 v1 = HALF == 1 ? _mm256_loadu_ps(pw + 16) : _mm256_setzero_ps();
         if (PF) {
             _mm_prefetch((const char *)(next + k * MNN_SD_M), _MM_HINT_T1);
             _mm_prefetch((const char *)(next + k * MNN_SD_M + 16), _MM_HINT_T1);
@@ -676,7 +682,10 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
                 v = q[rs + (r - NPW / 2) * SW];
             __m512 b = _mm512_set1_ps(v);
             a0[r] = _mm512_fmadd_ps(w0, b, a0[r]);
-            a1[r] = _mm512_fmadd_ps(w1, b, a1[r]);
+            if (HALF == 0)
+                a1[r] = _mm512_fmadd_ps(w1, b, a1[r]);
+            else if (HALF == 1)
+                h1[r] = _mm256_fmadd_ps(v1, _mm512_castps512_ps256(b), h1[r]);
         }
         pw += MNN_SD_M;
     }
@@ -684,9 +693,16 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
 #pragma GCC unroll 16
         for (int r = 0; r < NPW; r++) {
             _mm512_storeu_ps(acc + r * MNN_SD_M, a0[r]);
-            _mm512_storeu_ps(acc + r * MNN_SD_M + 16, a1[r]);
+            if (HALF == 0)
+                _mm512_storeu_ps(acc + r * MNN_SD_M + 16, a1[r]);
+            else if (HALF == 1)
+                _mm256_storeu_ps(acc + r * MNN_SD_M + 16, h1[r]);
         }
         return;
+    }
+    if (HALF == 1) {
+#pragma GCC unroll 16
+        for (int r = 0; r < NPW; r++) a1[r] = _mm512_zextps256_ps512(h1[r]);
     }
     /* bias of the valid rows only (the slab may be the last, partial one) */
     __mmask16 m0 = rows >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rows) - 1u);
@@ -698,14 +714,15 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
 #pragma GCC unroll 16
         for (int r = 0; r < NPW; r++) {
             a0[r] = _mm512_add_ps(a0[r], b0);  /* the clamp after the skip, in the store */
-            a1[r] = _mm512_add_ps(a1[r], b1);
+            if (HALF != 2) a1[r] = _mm512_add_ps(a1[r], b1);
         }
     } else {
 #pragma GCC unroll 16
         for (int r = 0; r < NPW; r++) {
             /* the bounds first: NaN passes through the clamp (see mnn_sg_tile_core) */
             a0[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a0[r], b0)));
-            a1[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a1[r], b1)));
+            if (HALF != 2)
+                a1[r] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a1[r], b1)));
         }
     }
     /* pixels 0..7, then 8..13 (the unused vectors past np are zeros, stored nowhere) */
@@ -723,16 +740,26 @@ static inline __attribute__((always_inline)) void mnn_sd_tile(
 
 /* mnn_sd_block's call of mnn_sd_tile for a tile of width W, each addressing (row, sw)
    and prefetch choice a constant of its own instance (row 2 only exists for 14). */
-#define MNN_SD_TILE_PF(W, ROW, SW)                                                        \
+#define MNN_SD_TILE_H(W, ROW, SW, HALF)                                                   \
     do {                                                                                  \
         if (next || nx0)                                                                  \
-            mnn_sd_tile(W, 1, ROW, SW, kn, wk, x, koff + k0, po + n, np, rs, c, ldc,      \
-                        (int)rows, b, lo, hi, next ? next + k0 * MNN_SD_M : wk,          \
+            mnn_sd_tile(W, 1, ROW, SW, HALF, kn, wk, x, koff + k0, po + n, np, rs, c,     \
+                        ldc, (int)rows, b, lo, hi, next ? next + k0 * MNN_SD_M : wk,     \
                         nx0 ? nx0 : x + po[n], nx0 ? nx1 : x + po[n], sk, ac, k0 == 0,    \
                         k0 + kn == K);                                                    \
         else                                                                              \
-            mnn_sd_tile(W, 0, ROW, SW, kn, wk, x, koff + k0, po + n, np, rs, c, ldc,      \
-                        (int)rows, b, lo, hi, wk, wk, wk, sk, ac, k0 == 0, k0 + kn == K); \
+            mnn_sd_tile(W, 0, ROW, SW, HALF, kn, wk, x, koff + k0, po + n, np, rs, c,     \
+                        ldc, (int)rows, b, lo, hi, wk, wk, wk, sk, ac, k0 == 0,           \
+                        k0 + kn == K);                                                    \
+    } while (0)
+#define MNN_SD_TILE_PF(W, ROW, SW)                                                        \
+    do {                                                                                  \
+        if (rows > 24)                                                                    \
+            MNN_SD_TILE_H(W, ROW, SW, 0);                                                 \
+        else if (rows > 16)                                                               \
+            MNN_SD_TILE_H(W, ROW, SW, 1);                                                 \
+        else                                                                              \
+            MNN_SD_TILE_H(W, ROW, SW, 2);                                                 \
     } while (0)
 #define MNN_SD_TILE_ROWS(W)                                                               \
     do {                                                                                  \
@@ -849,6 +876,7 @@ static void mnn_sd_block_ws(ptrdiff_t M, ptrdiff_t K, const float *pw, ptrdiff_t
 }
 #undef MNN_SD_TILE_ROWS
 #undef MNN_SD_TILE_PF
+#undef MNN_SD_TILE_H
 #else
 #define MNN_SD_ENABLED 0
 /* Never called when MNN_SD_ENABLED is 0 (sgemm.pyx checks): keeps the module linkable. */

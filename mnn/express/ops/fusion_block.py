@@ -439,7 +439,7 @@ def _weight_args(w1, b1, wd, b2, w3, b3, pixels_in, pixels_out, stem=False):
         return None
     cin = w1.shape[1] if w1 is not None else ce
     direct1 = stem or _use_direct(_F32, cin, True, pixels_in)
-    direct3 = _use_direct(_F32, ce, True, pixels_out)
+    direct3 = _use_direct(_F32, ce, True, pixels_out, m=w3.shape[0])
     pa1 = _packed_weight(w1, 1, direct=direct1)[0] if w1 is not None else None
     if w1 is not None:
         b1 = np.zeros(ce, np.float32) if b1 is None else nc.c_array(b1)

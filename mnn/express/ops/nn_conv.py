@@ -326,7 +326,7 @@ def _kernel_kind(x_shape, dtype, w_shape, strides, pads, dilations, group, out_h
     if pointwise and x_shape[2] * x_shape[3] == 1 and group == 1:
         return "dense"
     if _use_direct(dtype, cg * kh * kw, pointwise, out_hw[0] * out_hw[1],
-                   kh == kw == 1 and not pointwise):
+                   kh == kw == 1 and not pointwise, o // group):
         return "direct"
     return "gemm"
 
@@ -466,6 +466,14 @@ _DIRECT_PAD_ELEMENTS = 1 << 21
 _DIRECT_MIN_K_POINTWISE = 128
 _DIRECT_MIN_K_FEW_PIXELS = 64
 _DIRECT_FEW_PIXELS = 256
+# Up to 24 output channels the direct kernel's tile runs 16 or 24 lanes, not a padded
+# slab of 32 (sgemm_kernel.h's HALF tiles; a 256-bit FMA costs half a 512-bit one on Zen
+# 4). Then 1x1 convs with K >= 96 go direct: measured on the Zen 4 machine (one thread,
+# 28x28 and 56x56 images, M = 16 and 24) 0.59-0.85x the packed GEMM's time, which still
+# wins with K = 16 .. 32 (1.0-1.7x) and is level at 64. MobileNetV2's 96 -> 24 and
+# 144 -> 24 projections.
+_DIRECT_NARROW_M = 24
+_DIRECT_MIN_K_NARROW = 96
 # A strided (or padded) 1x1 conv reads one value of each of K planes per pixel: below
 # K = 256 the packed GEMM, which packs B row by row through the image, is faster
 # (Xeon Skylake-SP, caches flushed as in a model run: 0.70-0.81x the direct kernel's
@@ -475,13 +483,17 @@ _DIRECT_FEW_PIXELS = 256
 _DIRECT_MIN_K_STRIDED_1X1 = 256
 
 
-def _use_direct(dtype, k, pointwise, pixels, strided_1x1=False):
+def _use_direct(dtype, k, pointwise, pixels, strided_1x1=False, m=None):
+    """Whether a float conv of depth ``k`` (``m`` output channels per group when known)
+    runs by the direct kernel rather than the packed GEMM (measurements above)."""
     if dtype != np.float32 or not _sgemm_k.direct_available():
         return False
     if strided_1x1:
         return k >= _DIRECT_MIN_K_STRIDED_1X1
     if not pointwise:
         return k >= _DIRECT_MIN_K
+    if m is not None and m <= _DIRECT_NARROW_M and k >= _DIRECT_MIN_K_NARROW:
+        return True
     return k >= _DIRECT_MIN_K_POINTWISE or (k >= _DIRECT_MIN_K_FEW_PIXELS
                                             and pixels <= _DIRECT_FEW_PIXELS)
 

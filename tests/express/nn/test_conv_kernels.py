@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as TF
 
 from mnn._cython import sgemm
+from mnn.express.ops import nn_conv
 
 RNG = np.random.default_rng(77)
 TOL = dict(rtol=2e-4, atol=2e-4)
@@ -186,6 +187,42 @@ def test_dense_rows_kernel_rejects_mismatched_shapes():
         sgemm.dense_rows(w, x, np.empty((2, 6), np.float32), bias, nthreads=0)
 
 
+# Output channels in slabs of 32 whose last one has 1 .. 16 lanes, 17 .. 24 or more
+# (sgemm_kernel.h's HALF tiles: 16, 24 or 32 lanes computed), at depths of one chunk and
+# of two (K > 1024: the partial sums kept between chunks).
+@pytest.mark.skipif(not sgemm.direct_available(), reason="direct kernel needs AVX-512")
+@pytest.mark.parametrize("m", [1, 8, 16, 17, 24, 25, 40, 56])
+@pytest.mark.parametrize("c,k", [(3, 3), (96, 1), (1100, 1)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_direct_kernel_narrow_slabs_match_torch(m, c, k, threads):
+    torch = pytest.importorskip("torch")
+    x, w, bias = _data(2, c, 6, 7), _data(m, c, k, k), _data(m)
+    pad = k // 2
+    y = np.full((2, m, 42), np.nan, np.float32)
+    sgemm.conv_direct_images(sgemm.pack_weight_direct(w.reshape(m, -1)), m, x, y, bias,
+                             k, k, 6, 7, 1, 1, pad, pad, 1, 1, -1.0, 1.5, threads)
+    ref = torch.clamp(torch.nn.functional.conv2d(
+        torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+        torch.from_numpy(bias).double(), padding=pad), -1.0, 1.5).numpy()
+    np.testing.assert_allclose(y.reshape(ref.shape), ref, rtol=1e-4, atol=1e-4 * np.sqrt(c))
+
+
+def test_narrow_pointwise_convs_take_the_direct_kernel_from_depth_96():
+    # the measured rule (nn_conv._DIRECT_NARROW_M): up to 24 outputs the direct kernel's
+    # narrow tiles win from K = 96; wider outputs keep the general threshold
+    if not sgemm.direct_available():
+        assert not nn_conv._use_direct(np.float32, 144, True, 3136, m=24)
+        return
+    assert nn_conv._use_direct(np.float32, 96, True, 3136, m=24)
+    assert nn_conv._use_direct(np.float32, 144, True, 3136, m=16)
+    assert not nn_conv._use_direct(np.float32, 64, True, 3136, m=24)
+    assert not nn_conv._use_direct(np.float32, 96, True, 3136, m=32)
+    assert not nn_conv._use_direct(np.float32, 96, True, 3136)
+    kind = nn_conv._kernel_kind((1, 96, 56, 56), np.float32, (24, 96, 1, 1), (1, 1),
+                                 (0, 0, 0, 0), (1, 1), 1, (56, 56))
+    assert kind == "direct"
+
+
 # Shallow K (<= 32) reads B's whole 32-column strips in place and packs only a partial
 # last strip: whole strips only (8, 32, 64), several 256-column blocks (24, 32, 300), one
 # past the depth read in place (16, 33, 65).
@@ -264,8 +301,6 @@ def test_weights_given_a_shape_are_packed_once():
 def test_conv_plans_follow_the_thread_count_and_hold_no_arrays():
     import gc
     import weakref
-
-    from mnn.express.ops import nn_conv
 
     x, w, b = _data(2, 16, 9, 9), _data(16, 16, 3, 3), _data(16)
     want = _torch_conv(x, w, b, 1, (1,) * 4, 1)
