@@ -630,6 +630,13 @@ static inline __attribute__((always_inline)) void mnn_sd_store16(const __m512 *a
    S, when not NULL, is added to the tile before the clamp (rows like C's: a skip
    connection's values, mnn_sd_store16).
 
+   HALF (a constant) narrows a slab whose valid rows (output channels) are few: 0 computes
+   all 32, 1 the first 24 (channels 16..23 in a 256-bit register), 2 the first 16. The
+   packed weight keeps its 32 floats per step (zeros past M); the lanes left out would
+   only hold those zeros' products. On Zen 4, whose 512-bit FMAs take both 256-bit pipes,
+   a 24-row slab costs 3/4 of a full one and a 16-row slab half (MobileNetV2's 24-channel
+   projections, a 16-channel last slab).
+
    A chunk of the depth (mnn_sd_chunk): unless `first` the sums start from acc (NPW x 32
    floats, pixel-major), and unless `last` they go back there instead of to C. */
 static inline __attribute__((always_inline)) void mnn_sd_tile(
