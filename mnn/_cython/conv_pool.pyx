@@ -1,8 +1,9 @@
 # cython: language_level=3
-"""A convolution by the direct kernel followed by a max pool that alone reads it
-(include/conv_pool.h): the conv rows each band of pooled rows needs are computed into
-per-thread scratch that stays in L2 and pooled from there, so the conv's output never goes
-to memory.
+"""A convolution by the direct kernel followed by a pool that alone reads it
+(include/conv_pool.h), so the conv's output never goes to memory: a max pool (the conv
+rows each band of pooled rows needs are computed into per-thread scratch that stays in L2
+and pooled from there) or a global average pool (:class:`ConvMeanPlan`: a few output
+channels at a time computed into scratch and averaged while in cache).
 
 Every shape, the padded input, the scratch sizes and the pool's windows are checked here
 before the C code runs: the C code trusts them.
@@ -11,6 +12,7 @@ import numpy as np
 from cython.parallel cimport prange
 cimport openmp
 
+from .fused_block import _workspace
 from .sgemm import _padded_hw, pad_images
 
 cdef extern from "conv_pool.h":
@@ -32,6 +34,10 @@ cdef extern from "conv_pool.h":
         Py_ssize_t PH, PW, kh, kw, sh, sw, pt, pl, dh, dw, R, cap, rowlen
     void mnn_cp_rows(const mnn_cp_geom* g, const float* x, float* y, Py_ssize_t a,
                      Py_ssize_t b, float* band, Py_ssize_t* po, float* t) nogil
+    void mnn_cp_means(const mnn_cp_geom* g, const float* x, float* means, Py_ssize_t s0,
+                      Py_ssize_t s1, Py_ssize_t group, float* scratch, Py_ssize_t* po) nogil
+    const int MNN_SD_M
+    const int MNN_PLANE_REDUCE_AVX512
 
 # Floats of conv rows a band aims at (256 KB): with the input rows it reads, it stays in a
 # 1 MB L2.
@@ -165,3 +171,119 @@ def conv_max_pool(const float[::1] packed, Py_ssize_t m, const float[:, :, :, ::
                             &fw[tid * (band_size + tsize)],
                             &iw[K + tid * g.cap * ow],
                             &fw[tid * (band_size + tsize) + band_size])
+
+
+# Floats of conv output a thread of ConvMeanPlan computes before averaging it (128 KB: it
+# is read back from L2 right away).
+_MEAN_SCRATCH = 32 * 1024
+
+
+cdef class ConvMeanPlan:
+    """``mean over each output plane of clip(conv2d(x, A) + bias, lo, hi)`` (a conv and
+    the global average pool that alone reads it) for inputs of one shape and a thread
+    count, checked and set up once (:func:`conv_mean_plan`); :meth:`run` computes it.
+
+    The threads take ranges of whole slabs (``MNN_SD_M`` output channels), each computed
+    a few slabs at a time into this Python thread's scratch and averaged there. The means
+    are the conv's and the pool's own, bit for bit (include/conv_pool.h's
+    mnn_cp_means)."""
+
+    cdef mnn_cp_geom g
+    cdef readonly tuple x_shape
+    cdef readonly Py_ssize_t m
+    cdef readonly int nthreads
+    cdef Py_ssize_t parts, per, group, threads, hp, wp, pt, pl, P
+    cdef object koff
+
+    def run(self, const float[::1] packed, const float[:, :, :, ::1] x,
+            const float[::1] bias, float[:, ::1] y, pad_scratch=None):
+        """Write the ``(N, m)`` plane means of the conv of ``x`` (this plan's input
+        shape) into ``y``. ``packed``: ``sgemm.pack_weight_direct`` of the ``(m, K)``
+        weight; ``bias``: ``(m,)``; ``pad_scratch`` as :func:`conv_max_pool`'s."""
+        if (x.shape[0], x.shape[1], x.shape[2], x.shape[3]) != self.x_shape:
+            raise ValueError(f"conv_mean: input {np.shape(x)} is not the plan's "
+                             f"{self.x_shape}")
+        cdef Py_ssize_t N = x.shape[0], K = self.g.K, m = self.m
+        if packed.shape[0] != mnn_sd_packed_size(m, K) or bias.shape[0] != m:
+            raise ValueError(f"conv_mean: packed weight of {packed.shape[0]} floats and "
+                             f"bias ({bias.shape[0]},) are not a ({m}, {K}) conv")
+        if y.shape[0] != N or y.shape[1] != m:
+            raise ValueError(f"conv_mean: output {np.shape(y)} is not ({N}, {m})")
+        if N == 0:
+            return
+        cdef const float[:, :, :, ::1] xv = x
+        if (self.hp, self.wp) != (x.shape[2], x.shape[3]):
+            xv = pad_images(x, self.hp, self.wp, self.pt, self.pl, self.nthreads,
+                            pad_scratch)
+        cdef Py_ssize_t scratch = self.group * MNN_SD_M * self.P
+        cdef float[::1] fw = _workspace("conv_mean_f32", self.threads * scratch, np.float32)
+        cdef Py_ssize_t[::1] pw = _workspace("conv_mean_intp", self.threads * self.P,
+                                             np.intp)
+        cdef Py_ssize_t[::1] koff = self.koff
+        cdef mnn_cp_geom g = self.g
+        g.pw = &packed[0]
+        g.bias = &bias[0]
+        g.koff = &koff[0]
+        cdef Py_ssize_t slabs = (m + MNN_SD_M - 1) // MNN_SD_M, parts = self.parts
+        cdef Py_ssize_t xn = xv.strides[0] // sizeof(float), item, n, a, b, tid
+        with nogil:
+            for item in prange(N * parts, num_threads=self.threads, schedule="static"):
+                tid = openmp.omp_get_thread_num()
+                n = item // parts
+                a = (item % parts) * self.per
+                b = a + self.per if a + self.per < slabs else slabs
+                if a < b:
+                    mnn_cp_means(&g, &xv[0, 0, 0, 0] + n * xn, &y[n, 0], a, b, self.group,
+                                 &fw[tid * scratch], &pw[tid * self.P])
+
+
+def conv_mean_plan(x_shape, Py_ssize_t m, conv, Py_ssize_t oh, Py_ssize_t ow,
+                   double lo=-np.inf, double hi=np.inf, int nthreads=1):
+    """A :class:`ConvMeanPlan` for inputs of ``x_shape`` ``(N, C, H, W)`` and a conv of
+    ``m`` output channels, geometry ``conv`` ``(kh, kw, sh, sw, pt, pl, dh, dw)`` (pixels
+    outside the image are zero) and output ``oh x ow``, clamped to ``[lo, hi]`` (its
+    fused activation); ``nthreads`` threads. The plane means need ``oh * ow >= 16``
+    (plane_reduce.h's kernel: smaller planes are averaged by the pool op's in-order
+    loop)."""
+    if not mnn_sd_enabled or not MNN_PLANE_REDUCE_AVX512:
+        raise RuntimeError("conv_mean: the direct kernel needs AVX-512 (F, DQ, VL)")
+    cdef Py_ssize_t N, C, H, W
+    N, C, H, W = x_shape
+    cdef Py_ssize_t kh, kw, sh, sw, pt, pl, dh, dw
+    kh, kw, sh, sw, pt, pl, dh, dw = conv
+    if min(kh, kw, sh, sw, dh, dw) < 1 or min(pt, pl) < 0 or N < 0:
+        raise ValueError(f"conv_mean: conv {tuple(conv)} has a size, stride or dilation "
+                         f"below 1 or a negative pad, or the input {tuple(x_shape)} a "
+                         f"negative size")
+    if oh * ow < 16:
+        raise ValueError(f"conv_mean: conv output {(oh, ow)} has under 16 pixels")
+    if m < 1 or C < 1 or H < 1 or W < 1:
+        raise ValueError(f"conv_mean: empty conv: {m} outputs of input {tuple(x_shape)}")
+    if nthreads < 1:
+        raise ValueError("conv_mean: nthreads must be >= 1")
+    cdef ConvMeanPlan plan = ConvMeanPlan.__new__(ConvMeanPlan)
+    # the padded image the direct kernel reads (checks that every window fits in it)
+    plan.hp, plan.wp = _padded_hw(H, W, kh, kw, oh, ow, sh, sw, pt, pl, dh, dw)
+    plan.pt, plan.pl = pt, pl
+    plan.x_shape = (N, C, H, W)
+    plan.m = m
+    plan.nthreads = nthreads
+    plan.P = oh * ow
+    cdef Py_ssize_t K = C * kh * kw
+    koff = np.empty(K, np.intp)
+    cdef Py_ssize_t[::1] kv = koff
+    mnn_sd_koff(C, kh, kw, plan.hp * plan.wp, plan.wp, dh, dw, &kv[0])
+    plan.koff = koff
+    plan.g.M, plan.g.K = m, K
+    plan.g.lo, plan.g.hi = <float>lo, <float>hi
+    plan.g.rstep, plan.g.csw, plan.g.OH, plan.g.OW = sh * plan.wp, sw, oh, ow
+    plan.g.tile_major = mnn_sd_tile_major(m, K)
+    plan.g.xpf = mnn_sd_xpf(C)
+    # Work items: (image, range of slabs), an image's slabs split when there are fewer
+    # images than threads.
+    cdef Py_ssize_t slabs = (m + MNN_SD_M - 1) // MNN_SD_M
+    plan.parts = max(1, min(slabs, (nthreads + max(N, 1) - 1) // max(N, 1)))
+    plan.per = (slabs + plan.parts - 1) // plan.parts
+    plan.threads = max(1, min(nthreads, N * plan.parts))
+    plan.group = max(1, min(plan.per, _MEAN_SCRATCH // (MNN_SD_M * plan.P)))
+    return plan

@@ -189,3 +189,94 @@ def test_head_with_its_conv_after_a_resize_and_a_wrong_shape(fused_calls):
     x.write(np.zeros((1, 5, 5, 5), np.float32))
     with pytest.raises(Exception, match="channels"):
         y.read()
+
+
+@pytest.fixture
+def mean_kernel_calls(monkeypatch):
+    """Whether each fused head's conv and pool ran as the conv + mean kernel."""
+    calls = []
+    original = fusion_dense._conv_means
+
+    def counted(*args):
+        out = original(*args)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(fusion_dense, "_conv_means", counted)
+    return calls
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_head_conv_and_pool_run_as_one_kernel_bitwise_the_ops(threads, fused_calls,
+                                                              mean_kernel_calls):
+    from mnn._cython import conv_pool
+
+    rng = np.random.default_rng(20 + threads)
+    wc = (rng.standard_normal((40, 12, 3, 3)) * 0.2).astype(np.float32)
+    bc = rng.standard_normal(40).astype(np.float32)
+    w = rng.standard_normal((40, 10)).astype(np.float32)
+    b = rng.standard_normal(10).astype(np.float32)
+    F.set_thread_number(threads)
+    try:
+        x = F.placeholder([2, 12, 6, 6])
+        y = _head(F.conv2d(x, F.const(wc), F.const(bc), (1, 1), (1, 1), activation="relu6"),
+                  w, b)
+        x2 = F.placeholder([2, 12, 6, 6])
+        c2 = F.conv2d(x2, F.const(wc), F.const(bc), (1, 1), (1, 1), activation="relu6")
+        y2 = _head(c2, w, b)
+        for _ in range(2):
+            data = rng.standard_normal((2, 12, 6, 6)).astype(np.float32)
+            x.write(data)
+            got = y.read()
+            x2.write(data)
+            c2.read()  # held by the user: the conv and the pool run as two ops
+            np.testing.assert_array_equal(y2.read(), got)
+            torch = pytest.importorskip("torch")
+            t = torch.clamp(torch.nn.functional.conv2d(
+                torch.from_numpy(data).double(), torch.from_numpy(wc).double(),
+                torch.from_numpy(bc).double(), padding=1), 0, 6)
+            want = t.mean((2, 3)).numpy() @ w + b
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    finally:
+        F.set_thread_number(1)
+    assert mean_kernel_calls == [conv_pool.available()] * 2
+    assert fused_calls[0][0].conv is not None and fused_calls[-1][0].conv is None
+
+
+def test_head_conv_weight_written_between_runs_is_packed_again(mean_kernel_calls):
+    # a placeholder weight: each write is a new array, whose packed form is made anew
+    # (the kernel keeps the last one while its array lives)
+    from mnn._cython import conv_pool
+
+    rng = np.random.default_rng(30)
+    w = rng.standard_normal((16, 4)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    x = F.placeholder([1, 64, 5, 5])
+    wv = F.placeholder([16, 64, 1, 1])
+    y = _head(F.conv2d(x, wv, None, (1, 1), (0, 0), activation="relu"), w, b)
+    data = rng.standard_normal((1, 64, 5, 5)).astype(np.float32)
+    x.write(data)
+    for scale in (1.0, -2.0, -2.0, None):
+        if scale is not None:  # (None: the same weight again)
+            wc = (rng.standard_normal((16, 64, 1, 1)) * scale).astype(np.float32)
+            wv.write(wc)
+        conv = np.maximum(np.einsum("oc,nchw->nohw", wc[:, :, 0, 0], data), 0)
+        np.testing.assert_allclose(y.read(), conv.mean((2, 3)) @ w + b, rtol=1e-5,
+                                   atol=1e-5)
+        x.write(data)  # (a new input: the head runs again)
+    assert mean_kernel_calls == [conv_pool.available()] * 4
+
+
+def test_head_conv_on_small_planes_keeps_the_ops_kernels(fused_calls, mean_kernel_calls):
+    # planes under 16 pixels: the pool's in-order mean, not the kernel's vector one
+    rng = np.random.default_rng(31)
+    wc = (rng.standard_normal((40, 160, 1, 1)) * 0.1).astype(np.float32)
+    bc = rng.standard_normal(40).astype(np.float32)
+    w = rng.standard_normal((40, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    x = F.placeholder([2, 160, 3, 3])
+    data = rng.standard_normal((2, 160, 3, 3)).astype(np.float32)
+    x.write(data)
+    np.testing.assert_allclose(_conv_head(x, wc, bc, w, b).read(),
+                               _torch_conv_head(data, wc, bc, w, b), rtol=1e-4, atol=1e-4)
+    assert mean_kernel_calls == [False] and fused_calls[0][1]

@@ -1,5 +1,7 @@
 /* A convolution by the direct kernel (sgemm_kernel.h's mnn_sd_block) whose output only a
-   max pool reads, as ResNet's stem: conv 7x7 stride 2, then max pool 3x3 stride 2.
+   pool reads: a max pool, as ResNet's stem (conv 7x7 stride 2, then max pool 3x3 stride
+   2: mnn_cp_rows), or a global average pool, as MobileNetV2's head (conv 1x1 320 -> 1280
+   at 7x7, then the plane means: mnn_cp_means).
 
    Run op by op, the conv writes its whole output (3.2 MB for ResNet18's stem, more than
    L2) and the pool reads it back from memory. Here each thread takes a range of pooled
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "sgemm_kernel.h"
+#include "plane_reduce.h"
 
 typedef struct {
     /* the conv: M channels of OH x OW from a padded image (see mnn_sd_block) */
@@ -160,6 +163,31 @@ static void mnn_cp_rows(const mnn_cp_geom *g, const float *x, float *y, ptrdiff_
             for (ptrdiff_t py = p0; py < p1; py++)
                 mnn_cp_pool_row(g, band + m * plane, lo, py, t,
                                 y + (m * g->PH + py) * g->PW);
+    }
+}
+
+/* The mean of each output plane of the conv, for the slabs (MNN_SD_M output channels
+   each) [s0, s1) of one image: x its padded input, means its M values. The slabs go
+   `group` at a time through scratch (group * MNN_SD_M planes of OH x OW floats), which
+   the plane means read back while it is in cache: the conv's output never goes to
+   memory. po: OH * OW offsets.
+
+   Each conv value is the direct kernel's own (a pixel's K products summed in one order
+   whatever its tile) and each mean is plane_reduce.h's, as the global pool computes it,
+   so the means are the two ops' bit for bit. Needs AVX-512 (plane_reduce.h's mean). */
+static void mnn_cp_means(const mnn_cp_geom *g, const float *x, float *means, ptrdiff_t s0,
+                         ptrdiff_t s1, ptrdiff_t group, float *scratch, ptrdiff_t *po) {
+    const ptrdiff_t P = g->OH * g->OW;
+    const int npw = mnn_sd_npw(P, g->K);
+    const ptrdiff_t tiles = (P + npw - 1) / npw;
+    for (ptrdiff_t a = s0; a < s1; a += group) {
+        const ptrdiff_t b = a + group < s1 ? a + group : s1;
+        const ptrdiff_t m0 = a * MNN_SD_M;
+        const ptrdiff_t m1 = b * MNN_SD_M < g->M ? b * MNN_SD_M : g->M;
+        mnn_sd_block(m1 - m0, g->K, g->pw + m0 * g->K, x, g->koff, P, g->OW, g->rstep,
+                     g->csw, scratch, P, 0, (b - a) * tiles, npw, g->tile_major, g->xpf, po,
+                     g->bias + m0, g->lo, g->hi, NULL, NULL);
+        mnn_plane_mean_f32(scratch, m1 - m0, P, means + m0);
     }
 }
 #endif

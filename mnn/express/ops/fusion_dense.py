@@ -11,7 +11,13 @@ product's fresh array, then stores the add's value: the same operations, rounded
 same way, as the ops one by one. A convolution below the pool runs its own prepared
 kernel in the same step (its output is pooled and dropped, never stored): the network's
 tail is then one step instead of two (MobileNetV2 at 2 threads: the step between them
-cost about 1% of the run).
+cost about 1% of the run). When that conv runs by the direct kernel on float32 planes of
+16 pixels or more, :class:`mnn._cython.conv_pool.ConvMeanPlan` computes it and the plane
+means in one call (a few output channels at a time, averaged while in cache, the same
+values bit for bit); its setup and the packed weight are kept between runs. Each step of
+Python after the network's big kernels runs with cold caches (a weight-cache lookup took
+35 us there, 1 us warm): the conv's dispatch, output array and pooling call cost
+MobileNetV2 0.1 ms per run at one thread.
 
 Fused only when nothing else can read the intermediate values (each Var referenced only
 by its one consumer, as :mod:`.fusion_add_relu` checks), ``a`` and ``w`` are matrices,
@@ -20,17 +26,24 @@ by its one consumer, as :mod:`.fusion_add_relu` checks), ``a`` and ``w`` are mat
 read them later they are computed then like any released op.
 """
 import sys
+import weakref
 
 import numpy as np
 
+from ..._cython import conv_pool as _conv_pool_k
+from ..._cython import sgemm as _sgemm_k
+from ..runtime import get_thread_number
 from . import nn_common as nc
 from .linalg import _matmul_2d
 from .movement import _reshape_target
+from .nn_conv import _packed_weight, direct_geometry
 from .nn_pool import pool_planes
+from .pack_cache import PackCache
 
 __all__ = ["Dense", "plan"]
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_F32 = np.dtype(np.float32)
+_FLOATS = (_F32, np.dtype(np.float64))
 # References to an intermediate Var held only by the graph: its one consumer's inputs
 # list, the planner's local variable, sole_reader's argument and getrefcount's own.
 _GRAPH_ONLY_REFS = 4
@@ -40,9 +53,10 @@ class Dense:
     """``add(matmul(a, w), bias)``, ``a`` optionally ``reshape(avg_pool(x))``, ``x``
     optionally ``conv2d(...)``."""
 
-    __slots__ = ("add", "conv", "matmul", "members", "pool", "reshape", "checked")
+    __slots__ = ("add", "conv", "matmul", "members", "pool", "reshape", "checked",
+                 "prepared")
 
-    def __init__(self, conv, pool, reshape, matmul, add, checked=None):
+    def __init__(self, conv, pool, reshape, matmul, add, checked=None, prepared=None):
         self.conv, self.pool, self.reshape = conv, pool, reshape
         self.matmul, self.add = matmul, add
         self.members = [e for e in (conv, pool, reshape, matmul) if e is not None]
@@ -50,17 +64,19 @@ class Dense:
         # model run over and over checks once; after the conv's kernel the check, cold in
         # the caches, cost 0.02 ms)
         self.checked = set() if checked is None else checked
+        # the conv + mean kernel's setups and last packed weight (see _conv_means)
+        self.prepared = {} if prepared is None else prepared
 
     def runner(self, position):
         """``run(order) -> bool``: :meth:`compute` for a later evaluation of the same
         order, from positions in it (keeps no Exprs)."""
         at = [None if e is None else position[id(e)]
               for e in (self.conv, self.pool, self.reshape, self.matmul, self.add)]
-        checked = set()
+        checked, prepared = set(), {}
 
         def run(order):
             return Dense(*[None if i is None else order[i] for i in at],
-                         checked=checked).compute()
+                         checked=checked, prepared=prepared).compute()
         return run
 
     def compute(self):
@@ -97,6 +113,9 @@ class Dense:
             sig = tuple([(a.shape, a.dtype) for a in arrays])
             if sig != self.conv.in_sig:
                 return None  # new input shapes: op by op, checked by the conv's inference
+            means = _conv_means(arrays, self.conv.attrs, self.prepared)
+            if means is not None:
+                return means if self._flattens(means.shape) else None
             # the conv's own prepared kernel, as its _compute would call it
             x = self.conv.call_op(arrays, sig)
         else:
@@ -105,13 +124,86 @@ class Dense:
                 x.shape[2] * x.shape[3] == 0:
             return None
         n, c = x.shape[:2]
-        if (n, c) not in self.checked:
-            attrs = self.reshape.attrs
-            if _reshape_target((n, c, 1, 1), attrs["shape"], attrs["zero_copies"]) != \
-                    (n, c):
-                return None
-            self.checked.add((n, c))
+        if not self._flattens((n, c)):
+            return None
         return pool_planes(nc.c_array(x), False).reshape(n, c)
+
+    def _flattens(self, nc_shape):
+        """Whether the reshape takes the pooled ``(N, C, 1, 1)`` to ``nc_shape``
+        ``(N, C)``."""
+        if nc_shape not in self.checked:
+            attrs = self.reshape.attrs
+            if _reshape_target(nc_shape + (1, 1), attrs["shape"], attrs["zero_copies"]) != \
+                    nc_shape:
+                return False
+            self.checked.add(nc_shape)
+        return True
+
+
+# :func:`_conv_means`'s setup for shapes the kernel does not take
+_UNFIT = "unfit"
+_MAX_PREPARED = 16
+
+
+def _conv_means(arrays, attrs, prepared):
+    """The ``(N, M)`` plane means of ``conv2d(*arrays)`` (these attributes) by
+    :class:`~mnn._cython.conv_pool.ConvMeanPlan`, or None when the kernel does not take
+    them (then the conv and the pool run as they would alone: same values).
+
+    ``prepared`` (kept by the caller for this conv) holds the plans per input shapes and
+    thread count, and the last weight's packed form while that weight lives (a weight
+    nobody can write: the pack cache's rule)."""
+    if not _conv_pool_k.available() or \
+            any(type(a) is not np.ndarray or a.dtype != _F32 for a in arrays):
+        return None
+    x, w = arrays[0], arrays[1]
+    bias = arrays[2] if len(arrays) == 3 else None
+    key = (x.shape, w.shape, bias is None, get_thread_number())
+    plan = prepared.get(key)
+    if plan is None:
+        plan = _mean_plan(x.shape, w.shape, attrs)
+        if len(prepared) >= _MAX_PREPARED:
+            prepared.clear()  # shapes that never repeat: bounded
+        prepared[key] = plan
+    if plan is _UNFIT:
+        return None
+    last = prepared.get("weight")
+    if last is not None and last[0]() is w:
+        packed = last[1]
+    else:
+        packed = _packed_weight(w, 1, direct=True)[0]
+        if PackCache.immutable(w):
+            prepared["weight"] = (weakref.ref(w), packed)
+    m = w.shape[0]
+    if bias is None:
+        bias = np.zeros(m, np.float32)
+    means = np.empty((x.shape[0], m), np.float32)
+    pad = nc.scratch("conv_direct_pad", (plan[1],), np.float32) if plan[1] else None
+    plan[0].run(packed, nc.c_array(x), nc.c_array(bias), means, pad)
+    return means
+
+
+def _mean_plan(x_shape, w_shape, attrs):
+    """``(ConvMeanPlan, padded input floats)`` for :func:`_conv_means`, or ``_UNFIT``."""
+    if len(x_shape) != 4 or len(w_shape) != 4 or x_shape[1] != w_shape[1]:
+        return _UNFIT  # (the conv's own checks name what is wrong)
+    found = direct_geometry(x_shape, _F32, w_shape, attrs["strides"], attrs["pads"],
+                            attrs["dilations"], attrs["group"], attrs["padding_mode"])
+    if found is None:
+        return _UNFIT
+    pads, (oh, ow) = found
+    if oh * ow < 16:
+        return _UNFIT  # the pool averages small planes in order: its own loop
+    kh, kw = w_shape[2:]
+    conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
+    clamp = attrs.get("clamp")
+    lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
+    n, c, o = x_shape[0], x_shape[1], w_shape[0]
+    # the thread count the conv alone runs at (nn_conv's _conv2d_plan)
+    nthreads = nc.threads(n * oh * ow * (c * kh * kw + o))
+    pad = n * _sgemm_k.direct_pad_elements((1,) + tuple(x_shape[1:]), kh, kw, oh, ow,
+                                           *conv[2:])
+    return _conv_pool_k.conv_mean_plan(x_shape, o, conv, oh, ow, lo, hi, nthreads), pad
 
 
 def _value(v):

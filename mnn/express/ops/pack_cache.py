@@ -31,7 +31,9 @@ class PackCache:
         self.lock = threading.RLock()
 
     @staticmethod
-    def _immutable(a):
+    def immutable(a):
+        """Whether nobody can write ``a``'s memory: ``a`` and every array it views are
+        read-only, down to memory numpy owns or immutable bytes."""
         while isinstance(a, np.ndarray):
             if a.flags.writeable:
                 return False
@@ -53,7 +55,7 @@ class PackCache:
                 self.entries.move_to_end(key)
                 return hit[1]
         value = make(w)
-        if self._immutable(w):
+        if self.immutable(w):
             size = sum(v.nbytes for v in value) if isinstance(value, tuple) else value.nbytes
             ref = weakref.ref(w, lambda r, key=key: self._drop(key, r))
             with self.lock:

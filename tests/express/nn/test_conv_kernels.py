@@ -157,7 +157,7 @@ def test_packed_weight_of_a_writeable_array_is_not_cached():
     assert ("test", id(w)) not in pack_cache.PACKED.entries
     w.flags.writeable = False
     view = w[:2]
-    assert pack_cache.PackCache._immutable(view)
+    assert pack_cache.PackCache.immutable(view)
     assert value.shape[0] >= w.size
 
 
