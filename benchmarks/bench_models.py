@@ -135,7 +135,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--models", nargs="+", default=list(MODELS))
+    # names as printed, in any case (--models mobilenetv2)
+    by_lower = {name.lower(): name for name in MODELS}
+    parser.add_argument("--models", nargs="+", default=list(MODELS),
+                        type=lambda s: by_lower.get(s.lower(), s), choices=list(MODELS))
     parser.add_argument("--memory", action="store_true")
     args = parser.parse_args()
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}  "
