@@ -17,7 +17,9 @@ and run many times, so here the steps themselves are rewritten once:
   pools band by band the conv rows it computes (ResNet's stem);
 * a converted classifier, ``reduce_mean`` over H and W, ``reshape`` to ``(N, C, 1, 1)``, a
   1x1 ``conv2d`` and a last ``reshape``, becomes one ``global_pool_dense`` step: the
-  plane means straight into the convolution's input, no dispatch between.
+  plane means straight into the convolution's input, no dispatch between; with the conv
+  below the mean, when only the mean reads it, computed with the means in one kernel
+  call where :func:`mnn.express.ops.fusion_dense.conv_means` takes it.
 
 A chain is merged only when its intermediate slots feed nothing else and are not plan
 outputs. A merged step checks shapes with the ops' own inference, chained, so a wrong
@@ -26,7 +28,7 @@ float32, say) it computes the ops one by one.
 """
 import numpy as np
 
-from ..express.ops import fusion_add_relu, fusion_block, fusion_conv_pool
+from ..express.ops import fusion_add_relu, fusion_block, fusion_conv_pool, fusion_dense
 from ..express.ops.movement import _reshape_target
 from ..express.ops.nn_pool import pool_planes
 from ..express.optable import OpDef, TensorMeta, get_op
@@ -211,30 +213,48 @@ CONV_POOL_OP = OpDef("conv2d_max_pool", _conv_pool_infer, _conv_pool_compute,
 #    [, reshape] --
 
 
-def _head_compute(arrays, parts):
+def _head_compute(arrays, parts, prepared=None):
     if parts[0][0] == _CONV:
         # the conv whose output only the mean reads: computed here, pooled, never kept
         extra = parts[0][2]
-        conv = get_op(_CONV).compute(arrays[:1 + extra], **parts[0][1])
-        arrays, parts = [conv] + list(arrays[1 + extra:]), parts[1:]
+        conv_arrays, rest = arrays[:1 + extra], list(arrays[1 + extra:])
+        # the conv and the plane means in one kernel call when it takes them (the same
+        # values: fusion_dense.conv_means)
+        means = fusion_dense.conv_means(conv_arrays, parts[0][1], prepared) \
+            if prepared is not None else None
+        if means is not None and _flattens(means.shape, parts[2][1]):
+            return _dense_tail(means.reshape(means.shape + (1, 1)), rest, parts[1:])
+        conv = get_op(_CONV).compute(conv_arrays, **parts[0][1])
+        arrays, parts = [conv] + rest, parts[1:]
     x = arrays[0]
     if type(x) is np.ndarray and x.ndim == 4 and x.dtype in _FLOATS and \
-            x.shape[2] * x.shape[3] > 0:
-        n, c = x.shape[:2]
-        reshape = parts[1][1]
-        if _reshape_target((n, c), reshape["shape"], reshape["zero_copies"]) == \
-                (n, c, 1, 1):
-            # The mean as reduce_mean computes it (the pooling kernel's plane means),
-            # straight into the conv's (N, C, 1, 1) input.
-            pooled = pool_planes(np.ascontiguousarray(x), False)
-            y = get_op(_CONV).compute([pooled] + list(arrays[1:]), **parts[2][1])
-            if len(parts) == 4:
-                y = get_op("reshape").compute([y], **parts[3][1])
-            return y
+            x.shape[2] * x.shape[3] > 0 and _flattens(x.shape[:2], parts[1][1]):
+        # The mean as reduce_mean computes it (the pooling kernel's plane means),
+        # straight into the conv's (N, C, 1, 1) input.
+        return _dense_tail(pool_planes(np.ascontiguousarray(x), False), arrays[1:], parts)
     return _walk_chain(parts, arrays, _compute_step)
 
 
-HEAD_OP = OpDef("global_pool_dense", _parts_infer, _head_compute,
+def _flattens(nc_shape, reshape):
+    """Whether the head's reshape takes the means ``(N, C)`` to ``(N, C, 1, 1)``."""
+    return _reshape_target(tuple(nc_shape), reshape["shape"], reshape["zero_copies"]) == \
+        tuple(nc_shape) + (1, 1)
+
+
+def _dense_tail(pooled, weights, parts):
+    """The head's 1x1 conv (``parts[2]``) of the ``(N, C, 1, 1)`` means and its last
+    reshape, if any (``parts[3]``)."""
+    y = get_op(_CONV).compute([pooled] + list(weights), **parts[2][1])
+    if len(parts) == 4:
+        y = get_op("reshape").compute([y], **parts[3][1])
+    return y
+
+
+def _head_infer(metas, parts, prepared=None):
+    return _parts_infer(metas, parts)
+
+
+HEAD_OP = OpDef("global_pool_dense", _head_infer, _head_compute,
                 doc="[conv,] mean over H and W, reshape, 1x1 conv [, reshape]: a "
                     "converted classifier, one step of a plan")
 
@@ -452,7 +472,8 @@ def _head_at(step, producer, only_reader, constants, absorbed):
         members.insert(0, below)
         parts.insert(0, (_CONV, below.attrs, len(below.inputs) - 1))
         inputs = tuple(below.inputs) + tuple(conv.inputs[1:])
-    fused = _new_step(step, HEAD_OP, {"parts": tuple(parts)}, inputs)
+    # ``prepared``: the conv + mean kernel's setups, kept between runs (conv_means)
+    fused = _new_step(step, HEAD_OP, {"parts": tuple(parts), "prepared": {}}, inputs)
     return members, fused
 
 

@@ -195,14 +195,14 @@ def test_head_with_its_conv_after_a_resize_and_a_wrong_shape(fused_calls):
 def mean_kernel_calls(monkeypatch):
     """Whether each fused head's conv and pool ran as the conv + mean kernel."""
     calls = []
-    original = fusion_dense._conv_means
+    original = fusion_dense.conv_means
 
     def counted(*args):
         out = original(*args)
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr(fusion_dense, "_conv_means", counted)
+    monkeypatch.setattr(fusion_dense, "conv_means", counted)
     return calls
 
 

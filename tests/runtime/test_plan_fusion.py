@@ -241,6 +241,43 @@ def test_head_takes_the_conv_only_its_mean_reads(threads, returned):
         F.set_thread_number(1)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_head_conv_and_mean_run_as_one_kernel_bitwise_the_steps(threads, monkeypatch):
+    # a conv the direct kernel runs (K >= 64 on 7x7): the conv + mean kernel
+    # (fusion_dense.conv_means), the same values as the conv step and the mean apart
+    from mnn._cython import conv_pool
+    from mnn.express.ops import fusion_dense
+
+    kernel_runs = []
+    original = fusion_dense.conv_means
+
+    def counted(*args):
+        means = original(*args)
+        kernel_runs.append(means is not None)
+        return means
+
+    monkeypatch.setattr(fusion_dense, "conv_means", counted)
+    rng = np.random.default_rng(40 + threads)
+    wc, bc = _rand(rng, 48, 160, 1, 1), _rand(rng, 48)
+    w, b = _rand(rng, 10, 48, 1, 1), _rand(rng, 10)
+    x = F.placeholder([-1, 160, 7, 7])
+    conv = F.conv2d(x, F.const(wc), F.const(bc), (1, 1), (0, 0), activation="relu6")
+    fused = Plan([x], [_head(conv, w, b)])
+    apart = Plan([x], [_head(conv, w, b), conv])  # the conv a step of its own
+    assert _ops(fused) == ["global_pool_dense"]
+    F.set_thread_number(threads)
+    try:
+        for batch in (1, 2, 2):
+            data = rng.standard_normal((batch, 160, 7, 7)).astype(np.float32)
+            (got,) = fused.run([data])
+            want, c = apart.run([data])
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_allclose(got, _torch_head(c, w, b), rtol=1e-5, atol=1e-5)
+    finally:
+        F.set_thread_number(1)
+    assert kernel_runs == [conv_pool.available()] * 3
+
+
 def test_head_with_a_wrong_channel_count_names_the_conv():
     rng = np.random.default_rng(23)
     w, b = _rand(rng, 4, 6, 1, 1), _rand(rng, 4)

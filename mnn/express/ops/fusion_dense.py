@@ -40,7 +40,7 @@ from .nn_conv import _packed_weight, direct_geometry
 from .nn_pool import pool_planes
 from .pack_cache import PackCache
 
-__all__ = ["Dense", "plan"]
+__all__ = ["Dense", "conv_means", "plan"]
 
 _F32 = np.dtype(np.float32)
 _FLOATS = (_F32, np.dtype(np.float64))
@@ -64,7 +64,7 @@ class Dense:
         # model run over and over checks once; after the conv's kernel the check, cold in
         # the caches, cost 0.02 ms)
         self.checked = set() if checked is None else checked
-        # the conv + mean kernel's setups and last packed weight (see _conv_means)
+        # the conv + mean kernel's setups and last packed weight (see conv_means)
         self.prepared = {} if prepared is None else prepared
 
     def runner(self, position):
@@ -113,7 +113,7 @@ class Dense:
             sig = tuple([(a.shape, a.dtype) for a in arrays])
             if sig != self.conv.in_sig:
                 return None  # new input shapes: op by op, checked by the conv's inference
-            means = _conv_means(arrays, self.conv.attrs, self.prepared)
+            means = conv_means(arrays, self.conv.attrs, self.prepared)
             if means is not None:
                 return means if self._flattens(means.shape) else None
             # the conv's own prepared kernel, as its _compute would call it
@@ -140,12 +140,12 @@ class Dense:
         return True
 
 
-# :func:`_conv_means`'s setup for shapes the kernel does not take
+# :func:`conv_means`'s setup for shapes the kernel does not take
 _UNFIT = "unfit"
 _MAX_PREPARED = 16
 
 
-def _conv_means(arrays, attrs, prepared):
+def conv_means(arrays, attrs, prepared):
     """The ``(N, M)`` plane means of ``conv2d(*arrays)`` (these attributes) by
     :class:`~mnn._cython.conv_pool.ConvMeanPlan`, or None when the kernel does not take
     them (then the conv and the pool run as they would alone: same values).
@@ -158,6 +158,8 @@ def _conv_means(arrays, attrs, prepared):
         return None
     x, w = arrays[0], arrays[1]
     bias = arrays[2] if len(arrays) == 3 else None
+    if bias is not None and bias.shape != w.shape[:1]:
+        return None  # (the conv's own checks name what is wrong)
     key = (x.shape, w.shape, bias is None, get_thread_number())
     plan = prepared.get(key)
     if plan is None:
@@ -184,7 +186,7 @@ def _conv_means(arrays, attrs, prepared):
 
 
 def _mean_plan(x_shape, w_shape, attrs):
-    """``(ConvMeanPlan, padded input floats)`` for :func:`_conv_means`, or ``_UNFIT``."""
+    """``(ConvMeanPlan, padded input floats)`` for :func:`conv_means`, or ``_UNFIT``."""
     if len(x_shape) != 4 or len(w_shape) != 4 or x_shape[1] != w_shape[1]:
         return _UNFIT  # (the conv's own checks name what is wrong)
     found = direct_geometry(x_shape, _F32, w_shape, attrs["strides"], attrs["pads"],
