@@ -137,10 +137,7 @@ def _torch_conv_head(data, wc, bc, w, b):
 @pytest.mark.parametrize("cin", [8, 160])  # the packed GEMM's 1x1 conv, the direct one's
 def test_head_with_its_conv_is_one_step_bitwise_the_ops(threads, cin, fused_calls):
     rng = np.random.default_rng(cin + threads)
-    wc = (rng.standard_normal((48, cin, 1, 1)) * 0.2).astype(np.float32)
-    bc = rng.standard_normal(48).astype(np.float32)
-    w = rng.standard_normal((48, 10)).astype(np.float32)
-    b = rng.standard_normal(10).astype(np.float32)
+    wc, bc, w, b = _conv_head_weights(rng, 48, cin, 1, 10, 0.2)
     data = rng.standard_normal((2, cin, 7, 7)).astype(np.float32)
     F.set_thread_number(threads)
     try:
@@ -169,10 +166,7 @@ def test_head_with_its_conv_is_one_step_bitwise_the_ops(threads, cin, fused_call
 
 def test_head_with_its_conv_after_a_resize_and_a_wrong_shape(fused_calls):
     rng = np.random.default_rng(9)
-    wc = (rng.standard_normal((16, 4, 1, 1)) * 0.2).astype(np.float32)
-    bc = rng.standard_normal(16).astype(np.float32)
-    w = rng.standard_normal((16, 3)).astype(np.float32)
-    b = rng.standard_normal(3).astype(np.float32)
+    wc, bc, w, b = _conv_head_weights(rng, 16, 4, 1, 3, 0.2)
     x = F.placeholder([1, 4, 5, 5])
     y = _conv_head(x, wc, bc, w, b)
     for shape in ((1, 4, 5, 5), (3, 4, 6, 2), (3, 4, 6, 2)):
@@ -192,18 +186,18 @@ def test_head_with_its_conv_after_a_resize_and_a_wrong_shape(fused_calls):
 
 
 @pytest.fixture
-def mean_kernel_calls(monkeypatch):
+def mean_kernel_calls(returns_of):
     """Whether each fused head's conv and pool ran as the conv + mean kernel."""
-    calls = []
-    original = fusion_dense.conv_means
+    return returns_of(fusion_dense, "conv_means")
 
-    def counted(*args):
-        out = original(*args)
-        calls.append(out is not None)
-        return out
 
-    monkeypatch.setattr(fusion_dense, "conv_means", counted)
-    return calls
+def _conv_head_weights(rng, o, c, k, classes, scale):
+    """A head's conv weight ``(o, c, k, k)`` (times ``scale``) and bias, dense weight
+    ``(o, classes)`` and bias, float32."""
+    return ((rng.standard_normal((o, c, k, k)) * scale).astype(np.float32),
+            rng.standard_normal(o).astype(np.float32),
+            rng.standard_normal((o, classes)).astype(np.float32),
+            rng.standard_normal(classes).astype(np.float32))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -211,11 +205,9 @@ def test_head_conv_and_pool_run_as_one_kernel_bitwise_the_ops(threads, fused_cal
                                                               mean_kernel_calls):
     from mnn._cython import conv_pool
 
-    rng = np.random.default_rng(20 + threads)
-    wc = (rng.standard_normal((40, 12, 3, 3)) * 0.2).astype(np.float32)
-    bc = rng.standard_normal(40).astype(np.float32)
-    w = rng.standard_normal((40, 10)).astype(np.float32)
-    b = rng.standard_normal(10).astype(np.float32)
+    wc, bc, w, b = _conv_head_weights(np.random.default_rng(20 + threads), 40, 12, 3, 10,
+                                      0.2)
+    rng = np.random.default_rng(threads)
     F.set_thread_number(threads)
     try:
         x = F.placeholder([2, 12, 6, 6])
@@ -270,10 +262,7 @@ def test_head_conv_weight_written_between_runs_is_packed_again(mean_kernel_calls
 def test_head_conv_on_small_planes_keeps_the_ops_kernels(fused_calls, mean_kernel_calls):
     # planes under 16 pixels: the pool's in-order mean, not the kernel's vector one
     rng = np.random.default_rng(31)
-    wc = (rng.standard_normal((40, 160, 1, 1)) * 0.1).astype(np.float32)
-    bc = rng.standard_normal(40).astype(np.float32)
-    w = rng.standard_normal((40, 3)).astype(np.float32)
-    b = rng.standard_normal(3).astype(np.float32)
+    wc, bc, w, b = _conv_head_weights(rng, 40, 160, 1, 3, 0.1)
     x = F.placeholder([2, 160, 3, 3])
     data = rng.standard_normal((2, 160, 3, 3)).astype(np.float32)
     x.write(data)

@@ -242,21 +242,13 @@ def test_head_takes_the_conv_only_its_mean_reads(threads, returned):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_head_conv_and_mean_run_as_one_kernel_bitwise_the_steps(threads, monkeypatch):
+def test_head_conv_and_mean_run_as_one_kernel_bitwise_the_steps(threads, returns_of):
     # a conv the direct kernel runs (K >= 64 on 7x7): the conv + mean kernel
     # (fusion_dense.conv_means), the same values as the conv step and the mean apart
     from mnn._cython import conv_pool
     from mnn.express.ops import fusion_dense
 
-    kernel_runs = []
-    original = fusion_dense.conv_means
-
-    def counted(*args):
-        means = original(*args)
-        kernel_runs.append(means is not None)
-        return means
-
-    monkeypatch.setattr(fusion_dense, "conv_means", counted)
+    kernel_runs = returns_of(fusion_dense, "conv_means")
     rng = np.random.default_rng(40 + threads)
     wc, bc = _rand(rng, 48, 160, 1, 1), _rand(rng, 48)
     w, b = _rand(rng, 10, 48, 1, 1), _rand(rng, 10)
@@ -302,18 +294,10 @@ def _torch_stem(data, w, b):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_conv_and_max_pool_are_one_step_and_match_torch(dtype, threads, monkeypatch):
+def test_conv_and_max_pool_are_one_step_and_match_torch(dtype, threads, returns_of):
     from mnn.express.ops import fusion_conv_pool
 
-    kernel_runs = []
-    original = fusion_conv_pool.run
-
-    def counted(*args):
-        y = original(*args)
-        kernel_runs.append(y is not None)
-        return y
-
-    monkeypatch.setattr(fusion_conv_pool, "run", counted)
+    kernel_runs = returns_of(fusion_conv_pool, "run")
     rng = np.random.default_rng(24)
     w, b = _rand(rng, 24, 3, 7, 7, dtype=dtype), _rand(rng, 24, dtype=dtype)
     x = F.placeholder([-1, 3, 30, 26], dtype=dtype)

@@ -117,18 +117,9 @@ def test_kernels_reject_a_skip_unlike_the_output():
 
 
 @pytest.fixture
-def stores(monkeypatch):
+def stores(returns_of):
     """The outcome of each nn_conv.conv2d_add_clamp call: True when the kernel added."""
-    outcomes = []
-    original = nn_conv.conv2d_add_clamp
-
-    def recorded(*args, **kwargs):
-        out = original(*args, **kwargs)
-        outcomes.append(out is not None)
-        return out
-
-    monkeypatch.setattr(nn_conv, "conv2d_add_clamp", recorded)
-    return outcomes
+    return returns_of(nn_conv, "conv2d_add_clamp")
 
 
 # (input shape, weight shape, stride, pads, activation of the conv, kernel adds the skip)
