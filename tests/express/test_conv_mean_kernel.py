@@ -6,6 +6,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from mnn._cython import conv_pool, pool, sgemm
 
@@ -133,3 +135,36 @@ def test_run_rejects_arrays_unlike_the_plan():
         plan.run(packed, x, b, y, np.empty(10, np.float32))
     empty = conv_pool.conv_mean_plan((0, 4, 8, 8), 8, (3, 3, 1, 1, 1, 1, 1, 1), oh, ow)
     empty.run(packed, x[:0], b, y[:0])  # no images: nothing to do
+
+
+@st.composite
+def _geometry(draw):
+    k, s, d = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    p = draw(st.integers(0, k))
+    oh, ow = draw(st.integers(4, 9)), draw(st.integers(4, 9))
+    # the smallest image giving that output, or a little larger
+    h = max(1, (oh - 1) * s + (k - 1) * d + 1 - 2 * p) + draw(st.integers(0, 2))
+    w = max(1, (ow - 1) * s + (k - 1) * d + 1 - 2 * p) + draw(st.integers(0, 2))
+    return (draw(st.integers(0, 3)), draw(st.integers(1, 9)), h, w, draw(st.integers(1, 70)),
+            k, s, p, d)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_geometry(), st.integers(1, 3), st.integers(0, 2 ** 31 - 1))
+def test_random_geometries_match_the_two_kernels_bitwise(geometry, threads, seed):
+    n, c, h, w, m, k, s, p, d = geometry
+    oh, ow = _out(h, k, s, p, d), _out(w, k, s, p, d)
+    assume(oh * ow >= 16)
+    rng = np.random.default_rng(seed)
+    x, wt, b, _, _ = _args(rng, n, c, h, w, m, k, s, p, d)
+    packed = sgemm.pack_weight_direct(wt.reshape(m, -1))
+    plan = conv_pool.conv_mean_plan(x.shape, m, (k, k, s, s, p, p, d, d), oh, ow, -1.0, 2.0,
+                                    threads)
+    y = np.full((n, m), np.nan, np.float32)
+    plan.run(packed, x, b, y)
+    conv = np.empty((n, m, oh * ow), np.float32)
+    sgemm.conv_direct_images(packed, m, x, conv, b, k, k, oh, ow, s, s, p, p, d, d, -1.0, 2.0,
+                             threads)
+    pooled = np.empty(n * m, np.float32)
+    pool.global_forward(conv.reshape(n * m, oh * ow), pooled, False, threads)
+    np.testing.assert_array_equal(y.reshape(-1), pooled)
