@@ -18,10 +18,9 @@ import sys
 import numpy as np
 
 from ..._cython import conv_pool as _kernel
-from ..._cython import sgemm as _sgemm_k
 from ..runtime import get_thread_number
 from . import nn_common as nc
-from .nn_conv import _packed_weight, direct_geometry
+from .nn_conv import _packed_weight, direct_call, direct_geometry
 from .nn_pool import _attrs_key, _out_hw, _regular
 
 __all__ = ["ConvPool", "plan", "run"]
@@ -116,11 +115,10 @@ _UNFIT = "unfit"
 def _setup(x_shape, w_shape, attrs, pool_attrs):
     """``(conv, oh, ow, window, lo, hi, pad elements, output shape, kernel threads)`` of
     :func:`run`'s kernel call for inputs of these shapes, or ``_UNFIT``."""
-    found = direct_geometry(x_shape, _F32, w_shape, attrs["strides"], attrs["pads"],
-                            attrs["dilations"], attrs["group"], attrs["padding_mode"])
-    if found is None or not _regular(pool_attrs):
+    call = direct_call(x_shape, w_shape, attrs)
+    if call is None or not _regular(pool_attrs):
         return _UNFIT
-    pads, (oh, ow) = found
+    conv, (oh, ow), (lo, hi), pad_elements, nthreads = call
     key = _attrs_key((oh, ow), pool_attrs)
     ph, pw = _out_hw((oh, ow), pool_attrs)
     window = (*key["kernel"], *key["strides"], key["pads"][0], key["pads"][1],
@@ -129,15 +127,8 @@ def _setup(x_shape, w_shape, attrs, pool_attrs):
             and _kernel.windows_inside(ow, pw, window[1], window[3], window[5],
                                        window[7])):
         return _UNFIT  # a window of padding only: the pool op's own rule for it
-    n, o = x_shape[0], w_shape[0]
-    kh, kw = w_shape[2:]
-    conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
-    clamp = attrs.get("clamp")
-    lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    per_image = _sgemm_k.direct_pad_elements((1,) + tuple(x_shape[1:]), kh, kw, oh, ow,
-                                              *conv[2:])
-    nthreads = nc.threads(n * oh * ow * (x_shape[1] * kh * kw + o))
-    return conv, oh, ow, window, lo, hi, n * per_image, (n, o, ph, pw), nthreads
+    return (conv, oh, ow, window, lo, hi, pad_elements, (x_shape[0], w_shape[0], ph, pw),
+            nthreads)
 
 
 def _value(v):

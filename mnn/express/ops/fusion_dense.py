@@ -31,12 +31,11 @@ import weakref
 import numpy as np
 
 from ..._cython import conv_pool as _conv_pool_k
-from ..._cython import sgemm as _sgemm_k
 from ..runtime import get_thread_number
 from . import nn_common as nc
 from .linalg import _matmul_2d
 from .movement import _reshape_target
-from .nn_conv import _packed_weight, direct_geometry
+from .nn_conv import _packed_weight, direct_call
 from .nn_pool import pool_planes
 from .pack_cache import PackCache
 
@@ -189,23 +188,14 @@ def _mean_plan(x_shape, w_shape, attrs):
     """``(ConvMeanPlan, padded input floats)`` for :func:`conv_means`, or ``_UNFIT``."""
     if len(x_shape) != 4 or len(w_shape) != 4 or x_shape[1] != w_shape[1]:
         return _UNFIT  # (the conv's own checks name what is wrong)
-    found = direct_geometry(x_shape, _F32, w_shape, attrs["strides"], attrs["pads"],
-                            attrs["dilations"], attrs["group"], attrs["padding_mode"])
-    if found is None:
+    call = direct_call(x_shape, w_shape, attrs)
+    if call is None:
         return _UNFIT
-    pads, (oh, ow) = found
+    conv, (oh, ow), (lo, hi), pad, nthreads = call
     if oh * ow < 16:
         return _UNFIT  # the pool averages small planes in order: its own loop
-    kh, kw = w_shape[2:]
-    conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
-    clamp = attrs.get("clamp")
-    lo, hi = clamp if clamp is not None else (-np.inf, np.inf)
-    n, c, o = x_shape[0], x_shape[1], w_shape[0]
-    # the thread count the conv alone runs at (nn_conv's _conv2d_plan)
-    nthreads = nc.threads(n * oh * ow * (c * kh * kw + o))
-    pad = n * _sgemm_k.direct_pad_elements((1,) + tuple(x_shape[1:]), kh, kw, oh, ow,
-                                           *conv[2:])
-    return _conv_pool_k.conv_mean_plan(x_shape, o, conv, oh, ow, lo, hi, nthreads), pad
+    return (_conv_pool_k.conv_mean_plan(x_shape, w_shape[0], conv, oh, ow, lo, hi,
+                                        nthreads), pad)
 
 
 def _value(v):

@@ -344,6 +344,28 @@ def direct_geometry(x_shape, dtype, w_shape, strides, pads, dilations, group,
     return (pads, out_hw) if kind == "direct" else None
 
 
+def direct_call(x_shape, w_shape, attrs):
+    """``(conv, (oh, ow), (lo, hi), pad elements, threads)`` of a float32 conv2d
+    (attributes ``attrs``) that runs by the direct kernel, else None: what a fused kernel
+    built on it takes (:mod:`.fusion_conv_pool`, :mod:`.fusion_dense`). ``conv`` is
+    ``(kh, kw, sh, sw, pt, pl, dh, dw)``, ``(lo, hi)`` the fused activation's clamp, the
+    pad elements those of the zero-bordered copy of the whole batch (0: none) and the
+    threads those the conv alone runs at."""
+    found = direct_geometry(x_shape, np.float32, w_shape, attrs["strides"], attrs["pads"],
+                            attrs["dilations"], attrs["group"], attrs["padding_mode"])
+    if found is None:
+        return None
+    pads, (oh, ow) = found
+    n, c = x_shape[:2]
+    o, _, kh, kw = w_shape
+    conv = (kh, kw, *attrs["strides"], pads[0], pads[1], *attrs["dilations"])
+    clamp = attrs.get("clamp")
+    per_image = _sgemm_k.direct_pad_elements((1,) + tuple(x_shape[1:]), kh, kw, oh, ow,
+                                              *conv[2:])
+    return (conv, (oh, ow), clamp if clamp is not None else (-np.inf, np.inf),
+            n * per_image, nc.threads(n * oh * ow * (c * kh * kw + o)))
+
+
 def direct_any_size(dtype, w_shape, strides, dilations, group):
     """Whether a conv2d of this weight runs by the direct kernel whatever its input's size
     (:func:`_kernel_kind` reads the input size only to choose Winograd, and for 1x1
