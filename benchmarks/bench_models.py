@@ -4,10 +4,15 @@ All three run the same weights in this process (the torch model is built from a 
 seed, exported to ONNX for onnxruntime and rebuilt from mnn.express ops with conv+BN
 folded, as converters do). Prints median milliseconds over repeated runs at 1 and 2
 threads, the ratios ours/theirs (< 1: we are faster) and the largest output difference.
-With ``--memory`` each runtime also runs alone in a subprocess and the peak resident
-memory added by building and running the model is reported.
+The peers take turns for ``--rounds`` rounds: the times shown are each peer's best
+round, and the last column is the median over rounds of ours / onnxruntime within a
+round (the two timed a few tenths of a second apart, so a slow spell of the shared
+machine hits both alike). With ``--memory`` each runtime also runs alone in a
+subprocess and the peak resident memory added by building and running the model is
+reported.
 
-Usage: ``python benchmarks/bench_models.py [--repeat 20] [--threads 1 2] [--memory]``
+Usage: ``python benchmarks/bench_models.py [--repeat 20] [--rounds 3] [--threads 1 2]
+[--models ...] [--memory]``
 """
 import argparse
 import os
@@ -50,7 +55,7 @@ def _ort_session(path, threads):
     return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
 
 
-def bench(name, threads, repeat, tmp):
+def bench(name, threads, repeat, tmp, rounds=3):
     model, path, xv, yv = build(name, tmp)
     data = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
     rows = []
@@ -76,13 +81,14 @@ def bench(name, threads, repeat, tmp):
                    float(np.abs(theirs_ort() - ref).max()))
         # Interleave the peers so machine noise hits them alike.
         t_ours, t_torch, t_ort = [], [], []
-        for _ in range(3):
+        for _ in range(rounds):
             t_ours.append(median_ms(ours, repeat))
             t_torch.append(median_ms(theirs_torch, repeat))
             t_ort.append(median_ms(theirs_ort, repeat))
         best = [(min(t[0] for t in ts), min(t[1] for t in ts))
                 for ts in (t_ours, t_torch, t_ort)]
-        rows.append((name, n, best[0], best[1], best[2], diff))
+        by_round = float(np.median([o[0] / r[0] for o, r in zip(t_ours, t_ort)]))
+        rows.append((name, n, best[0], best[1], best[2], by_round, diff))
     return rows
 
 
@@ -134,6 +140,7 @@ print(status("VmHWM") - base)
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     # names as printed, in any case (--models mobilenetv2)
     by_lower = {name.lower(): name for name in MODELS}
@@ -141,18 +148,22 @@ def main():
                         type=lambda s: by_lower.get(s.lower(), s), choices=list(MODELS))
     parser.add_argument("--memory", action="store_true")
     args = parser.parse_args()
+    if args.rounds < 1 or args.repeat < 1:
+        parser.error("--rounds and --repeat must be at least 1")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}  "
           f"load average {os.getloadavg()[0]:.1f}")
     print("wall / cpu: median milliseconds of wall and process CPU time")
     print(f"{'model':12s} {'thr':>3s} {'mnn wall/cpu':>14s} {'torch wall/cpu':>15s} "
-          f"{'ort wall/cpu':>14s} {'mnn/torch':>10s} {'mnn/ort':>10s} {'max diff':>9s}")
+          f"{'ort wall/cpu':>14s} {'mnn/torch':>10s} {'mnn/ort':>10s} {'max diff':>9s} "
+          f"{'mnn/ort by round':>16s}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
-            for row in bench(name, args.threads, args.repeat, tmp):
-                name_, n, (aw, ac), (bw, bc), (cw, cc), d = row
+            for row in bench(name, args.threads, args.repeat, tmp, args.rounds):
+                name_, n, (aw, ac), (bw, bc), (cw, cc), by_round, d = row
                 print(f"{name_:12s} {n:3d} {aw:6.1f}/{ac:6.1f} {bw:7.1f}/{bc:6.1f} "
                       f"{cw:6.1f}/{cc:6.1f} {aw / bw:4.2f}/{ac / bc:4.2f} "
-                      f"{aw / cw:4.2f}/{ac / cc:4.2f} {d:9.1e}", flush=True)
+                      f"{aw / cw:4.2f}/{ac / cc:4.2f} {d:9.1e} {by_round:16.2f}",
+                      flush=True)
     if args.memory:
         print("peak resident memory added (MB, one thread):")
         for name in args.models:
